@@ -1,0 +1,298 @@
+/**
+ * API keys: created with a name, a type and (agent keys only) chosen permissions, in an
+ * environment (`live` or `sandbox`, visible in the prefix `cb_live_` / `cb_test_`). The secret is
+ * returned once and stored as a SHA-256 hash.
+ *
+ * Authentication is on every request's hot path, so verified keys are cached in memory for a few
+ * seconds. A revocation made by this process deletes the entry at once; one made by another
+ * instance arrives over the bus (Redis); one made by the CLI on the same SQLite file shows in
+ * SQLite's `data_version`, which empties the cache. So the very next request fails; the short TTL
+ * is only the backstop for a lost bus message.
+ * `last_used_at` is collected in memory and written in batches, not once per request.
+ */
+import { randomBytes } from "node:crypto";
+import { keysAllowed } from "../accounts/limits";
+import type { Account, AccountsService } from "../accounts/service";
+import { AppError, validationError } from "../http/errors";
+import type { Bus } from "../infra/bus/bus";
+import type { Clock } from "../infra/clock";
+import type { Db, Dialect } from "../infra/db/store";
+import { constantTimeEqual, sha256Hex } from "../infra/hashing";
+import { newId } from "../infra/ids";
+import {
+  AGENT_PERMISSIONS,
+  type AgentPermission,
+  ENVIRONMENTS,
+  effectivePermissions,
+  grantedPermissions,
+  KEY_TYPES,
+  type KeyEnvironment,
+  type KeyType,
+  normalizeKeyType,
+  type Permission,
+} from "./permissions";
+import * as repo from "./repo";
+
+export interface ApiKey {
+  id: string;
+  account_id: string;
+  name: string;
+  type: KeyType;
+  permissions: Permission[];
+  environment: KeyEnvironment;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface AuthenticatedKey {
+  key: ApiKey;
+  account: Account;
+  permissions: Set<Permission>;
+}
+
+export interface CreateKeyInput {
+  name: string;
+  type: string;
+  permissions?: string[];
+  environment?: string;
+}
+
+export const KEY_PREFIX: Record<KeyEnvironment, string> = { live: "cb_live_", sandbox: "cb_test_" };
+const REVOKED_CHANNEL = "apikeys.revoked";
+const CACHE_TTL_MS = 2_000;
+const CACHE_MAX_ENTRIES = 50_000;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function base62(bytes: Buffer): string {
+  let out = "";
+  for (const byte of bytes) {
+    // 248 is the largest multiple of 62 below 256: rejecting above it keeps every symbol equally likely.
+    if (byte < 248) out += BASE62[byte % 62];
+  }
+  return out;
+}
+
+function newSecret(environment: KeyEnvironment): string {
+  let body = "";
+  while (body.length < 40) body += base62(randomBytes(48));
+  return KEY_PREFIX[environment] + body.slice(0, 40);
+}
+
+export function toApiKey(row: repo.ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    name: row.name,
+    type: row.type as KeyType,
+    permissions: JSON.parse(row.permissions) as Permission[],
+    environment: row.environment as KeyEnvironment,
+    prefix: row.prefix,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    revoked_at: row.revoked_at,
+  };
+}
+
+/** Tells which environment a presented secret claims, before any lookup. */
+export function looksLikeApiKey(secret: string): boolean {
+  return secret.startsWith(KEY_PREFIX.live) || secret.startsWith(KEY_PREFIX.sandbox);
+}
+
+export class ApiKeysService {
+  readonly #cache = new Map<string, { value: AuthenticatedKey; expiresAt: number }>();
+  #cacheStoreVersion: number | undefined;
+  /** key id -> last use (ms); written to the store in batches. */
+  readonly #usage = new Map<string, number>();
+  #unsubscribe: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: Dialect,
+    private readonly externalChangeCounter: () => number | undefined,
+    private readonly clock: Clock,
+    private readonly bus: Bus,
+    private readonly accounts: AccountsService,
+  ) {}
+
+  /** Listens for revocations made by other instances. */
+  async start(): Promise<void> {
+    this.#unsubscribe = await this.bus.subscribe(REVOKED_CHANNEL, (message) => {
+      const hash = (message as { key_hash?: unknown }).key_hash;
+      if (typeof hash === "string") this.#cache.delete(hash);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.#unsubscribe?.();
+    await this.flushUsage();
+  }
+
+  async create(accountId: string, input: CreateKeyInput): Promise<{ apiKey: ApiKey; secret: string }> {
+    const problems: Record<string, string> = {};
+    const name = input.name.trim();
+    if (name.length === 0 || name.length > 100) problems["name"] = "must be 1 to 100 characters";
+    const type = normalizeKeyType(input.type);
+    if (!type) problems["type"] = `must be one of: ${KEY_TYPES.join(", ")} (or Read-Only, Trading, Admin)`;
+    const environment = (input.environment ?? "live") as KeyEnvironment;
+    if (!ENVIRONMENTS.includes(environment))
+      problems["environment"] = `must be one of: ${ENVIRONMENTS.join(", ")}`;
+    let chosen: AgentPermission[] | undefined;
+    if (input.permissions !== undefined) {
+      const unknown = input.permissions.filter((p) => !(AGENT_PERMISSIONS as readonly string[]).includes(p));
+      if (unknown.length > 0) {
+        problems["permissions"] =
+          `unknown permission ${unknown.join(", ")}; choose from ${AGENT_PERMISSIONS.join(", ")}`;
+      } else if (type && type !== "agent") {
+        const fixed = grantedPermissions(type, undefined);
+        const same =
+          input.permissions.length === 0 ||
+          (input.permissions.every((p) => fixed.includes(p as Permission)) &&
+            fixed.filter((p) => (AGENT_PERMISSIONS as readonly string[]).includes(p)).length ===
+              new Set(input.permissions).size);
+        if (!same) {
+          problems["permissions"] =
+            `are fixed for ${type} keys (${fixed.join(", ")}); choose permissions only for agent keys`;
+        }
+      } else {
+        chosen = input.permissions as AgentPermission[];
+      }
+    }
+    if (Object.keys(problems).length > 0 || !type) throw validationError(problems);
+
+    const secret = newSecret(environment);
+    const now = this.clock.now();
+    const row: repo.ApiKeyRow = {
+      id: newId("key", now),
+      account_id: accountId,
+      name,
+      type,
+      permissions: JSON.stringify(grantedPermissions(type, chosen)),
+      environment,
+      prefix: secret.slice(0, KEY_PREFIX[environment].length + 6),
+      key_hash: sha256Hex(secret),
+      created_at: new Date(now).toISOString(),
+      last_used_at: null,
+      revoked_at: null,
+    };
+
+    await this.db.transaction().execute(async (trx) => {
+      // Lock the account row so two concurrent creations cannot both pass the cap (PostgreSQL;
+      // SQLite serializes writers anyway).
+      const account = await trx
+        .selectFrom("accounts")
+        .select(["id", "tier"])
+        .where("id", "=", accountId)
+        .$if(this.dialect === "postgres", (qb) => qb.forUpdate())
+        .executeTakeFirst();
+      if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
+      const cap = keysAllowed(account.tier as Account["tier"]);
+      if (cap !== null && (await repo.countActiveKeys(trx, accountId)) >= cap) {
+        throw new AppError(
+          "KEY_LIMIT_REACHED",
+          `The ${account.tier} tier allows ${cap} active API keys; revoke one or upgrade`,
+          { tier: account.tier, keys_allowed: cap },
+        );
+      }
+      await repo.insertKey(trx, row);
+    });
+    return { apiKey: toApiKey(row), secret };
+  }
+
+  async list(accountId: string): Promise<ApiKey[]> {
+    return (await repo.listKeys(this.db, accountId)).map(toApiKey);
+  }
+
+  async get(accountId: string, id: string): Promise<ApiKey> {
+    const row = await repo.findKeyForAccount(this.db, accountId, id);
+    if (!row) throw new AppError("API_KEY_NOT_FOUND");
+    return toApiKey(row);
+  }
+
+  async rename(accountId: string, id: string, name: string): Promise<ApiKey> {
+    const trimmed = name.trim();
+    if (trimmed.length === 0 || trimmed.length > 100)
+      throw validationError({ "body.name": "must be 1 to 100 characters" });
+    if (!(await repo.renameKey(this.db, accountId, id, trimmed))) throw new AppError("API_KEY_NOT_FOUND");
+    const row = await repo.findKeyForAccount(this.db, accountId, id);
+    if (row) this.#forget(row.key_hash);
+    return this.get(accountId, id);
+  }
+
+  /** Revokes a key of this account (idempotent: revoking twice keeps the first time). */
+  async revoke(accountId: string, id: string): Promise<ApiKey> {
+    const row = await repo.findKeyForAccount(this.db, accountId, id);
+    if (!row) throw new AppError("API_KEY_NOT_FOUND");
+    return this.#revokeRow(row);
+  }
+
+  /** Operator path (CLI): revoke by id without an account scope. */
+  async revokeById(id: string): Promise<ApiKey> {
+    const row = await repo.findKeyById(this.db, id);
+    if (!row) throw new AppError("API_KEY_NOT_FOUND");
+    return this.#revokeRow(row);
+  }
+
+  async #revokeRow(row: repo.ApiKeyRow): Promise<ApiKey> {
+    await repo.revokeKey(this.db, row.id, new Date(this.clock.now()).toISOString());
+    this.#forget(row.key_hash);
+    await this.bus.publish(REVOKED_CHANNEL, { key_hash: row.key_hash }).catch(() => {});
+    const fresh = await repo.findKeyById(this.db, row.id);
+    return toApiKey(fresh ?? row);
+  }
+
+  #forget(keyHash: string): void {
+    this.#cache.delete(keyHash);
+  }
+
+  /**
+   * The hot path: the verified key for a secret if it is cached and still valid, `null` when the
+   * store must be asked (then call `authenticate`). No promise, no I/O.
+   */
+  authenticateCached(secret: string): AuthenticatedKey | null {
+    if (!looksLikeApiKey(secret) || secret.length > 200) return null;
+    const now = this.clock.now();
+    const version = this.externalChangeCounter();
+    if (version !== this.#cacheStoreVersion) {
+      // Another process wrote to the store (e.g. `crossbook keys revoke`): trust nothing cached.
+      this.#cache.clear();
+      this.#cacheStoreVersion = version;
+      return null;
+    }
+    const cached = this.#cache.get(sha256Hex(secret));
+    if (!cached || cached.expiresAt <= now) return null;
+    this.#usage.set(cached.value.key.id, now);
+    return cached.value;
+  }
+
+  /** The key and account behind a presented secret, or undefined if unknown or revoked. */
+  async authenticate(secret: string): Promise<AuthenticatedKey | undefined> {
+    const cached = this.authenticateCached(secret);
+    if (cached) return cached;
+    if (!looksLikeApiKey(secret) || secret.length > 200) return undefined;
+    const hash = sha256Hex(secret);
+    const now = this.clock.now();
+    const row = await repo.findKeyByHash(this.db, hash);
+    if (!row || !constantTimeEqual(row.key_hash, hash) || row.revoked_at !== null) {
+      this.#cache.delete(hash);
+      return undefined;
+    }
+    const account = await this.accounts.get(row.account_id);
+    if (!account) return undefined;
+    const key = toApiKey(row);
+    const value = { key, account, permissions: effectivePermissions(key.permissions) };
+    if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
+    this.#cache.set(hash, { value, expiresAt: now + CACHE_TTL_MS });
+    this.#usage.set(key.id, now);
+    return value;
+  }
+
+  /** Writes the collected `last_used_at` values; called on a timer and at shutdown. */
+  async flushUsage(): Promise<void> {
+    if (this.#usage.size === 0) return;
+    const batch = new Map([...this.#usage].map(([id, ms]) => [id, new Date(ms).toISOString()]));
+    this.#usage.clear();
+    await this.db.transaction().execute((trx) => repo.touchKeys(trx, batch));
+  }
+}

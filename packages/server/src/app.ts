@@ -1,0 +1,171 @@
+/**
+ * The composition root: builds the Fastify app and the services from a runtime (store, bus,
+ * limiter, clock, secret box). Tests build it exactly as `serve` does, then use `app.inject()`.
+ */
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, { type FastifyInstance, LogController } from "fastify";
+import { Type } from "typebox";
+import { accountRoutes } from "./accounts/routes";
+import { AccountsService } from "./accounts/service";
+import { apiKeyRoutes } from "./apikeys/routes";
+import { ApiKeysService } from "./apikeys/service";
+import { Outbox } from "./events/outbox";
+import { authPlugin } from "./http/auth";
+import { plumbing } from "./http/plumbing";
+import { newId } from "./infra/ids";
+import { createMetrics, metricsPlugin } from "./ops/metrics";
+import { opsRoutes, type Probe } from "./ops/routes";
+import type { Runtime } from "./runtime";
+
+export interface Services {
+  accounts: AccountsService;
+  apiKeys: ApiKeysService;
+  outbox: Outbox;
+}
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  services: Services;
+}
+
+export const API_VERSION = "0.1.0";
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function createServices(runtime: Runtime): Services {
+  const accounts = new AccountsService(runtime.store.db, runtime.clock, runtime.config);
+  const apiKeys = new ApiKeysService(
+    runtime.store.db,
+    runtime.store.dialect,
+    () => runtime.store.externalChangeCounter(),
+    runtime.clock,
+    runtime.bus,
+    accounts,
+  );
+  const outbox = new Outbox(runtime.store.dialect, runtime.clock);
+  return { accounts, apiKeys, outbox };
+}
+
+export interface BuildOptions {
+  /** Extra routes registered before the app is sealed (tests use it for probe routes). */
+  register?: (app: FastifyInstance) => Promise<void> | void;
+}
+
+export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Promise<BuiltApp> {
+  const { config } = runtime;
+  const app = Fastify({
+    // No secret reaches a log line: Fastify's request serializer logs method, URL and addresses,
+    // never headers or bodies, and no code here logs a key, token or password. (pino's redact
+    // option would cost a quarter of the hot path's throughput for fields we never log.)
+    logger: { level: config.logLevel },
+    // Per-request access lines only at debug: at info they would cost more than the request.
+    logController: new LogController({
+      disableRequestLogging: config.logLevel !== "debug" && config.logLevel !== "trace",
+    }),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    // genReqId reads X-Request-Id itself, keeping a caller's id only when it is well formed.
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers["x-request-id"];
+      return typeof incoming === "string" && REQUEST_ID.test(incoming) ? incoming : newId("req");
+    },
+    ajv: {
+      customOptions: {
+        // Reject unknown fields instead of silently dropping them: a typo must fail loudly.
+        removeAdditional: false,
+        allErrors: true,
+        coerceTypes: "array",
+        useDefaults: true,
+      },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const services = createServices(runtime);
+  await services.apiKeys.start();
+  const usageTimer = setInterval(() => {
+    services.apiKeys
+      .flushUsage()
+      .catch((error) => app.log.warn({ err: error }, "could not record key usage"));
+  }, 15_000);
+  usageTimer.unref();
+  app.addHook("onClose", async () => {
+    clearInterval(usageTimer);
+    await services.apiKeys.stop();
+  });
+
+  await app.register(plumbing);
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "crossbook API",
+        version: API_VERSION,
+        description:
+          "Prediction-market aggregation and trading across Polymarket and Kalshi. Every response uses the " +
+          "envelope {success, data | error, meta?}; errors carry a stable machine code.",
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: "http",
+            scheme: "bearer",
+            description:
+              "An API key (cb_live_… or cb_test_…) or, for key management, a session token (cbs_…)",
+          },
+        },
+      },
+    },
+    transform: ({ schema, url, route }) => {
+      const auth = (route.config as { auth?: string } | undefined)?.auth ?? "key";
+      const transformed = { ...(schema as Record<string, unknown>) };
+      if (auth !== "none") transformed["security"] = [{ bearerAuth: [] }];
+      return { schema: transformed as typeof schema, url };
+    },
+  });
+  await app.register(authPlugin, {
+    config,
+    clock: runtime.clock,
+    limiter: runtime.limiter,
+    apiKeys: services.apiKeys,
+    accounts: services.accounts,
+  });
+  const metrics = createMetrics();
+  await app.register(metricsPlugin, { metrics });
+
+  const probes: Probe[] = [{ name: "store", check: () => runtime.store.ping() }];
+  const redisPing = (runtime.limiter as { ping?: () => Promise<void> }).ping;
+  if (redisPing) probes.push({ name: "redis", check: () => redisPing.call(runtime.limiter) });
+
+  await app.register(opsRoutes, { metrics, probes });
+  await app.register(accountRoutes, {
+    accounts: services.accounts,
+    limiter: runtime.limiter,
+    clock: runtime.clock,
+    config,
+  });
+  await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
+
+  app.get(
+    "/v1/openapi.json",
+    {
+      config: { auth: "none" },
+      schema: { tags: ["ops"], summary: "This OpenAPI 3.1 document", response: { 200: Type.Any() } },
+    },
+    async () => app.swagger(),
+  );
+  await app.register(async (scope) => {
+    // The documentation viewer is public, like the document it shows.
+    scope.addHook("onRoute", (route) => {
+      route.config = { ...(route.config ?? {}), auth: "none" };
+      route.schema = { ...(route.schema ?? {}), hide: true };
+    });
+    await scope.register(swaggerUi, { routePrefix: "/docs" });
+  });
+
+  if (options.register) await options.register(app);
+
+  await app.ready();
+  return { app, services };
+}

@@ -1,0 +1,156 @@
+/**
+ * Configuration comes from the environment and is validated once at start: a bad value stops the
+ * process with a message naming the variable, what it holds and what is expected. Every default
+ * serves the embedded single-machine mode (SQLite, in-process bus, in-memory rate limiter).
+ */
+import path from "node:path";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+export type StoreConfig = { kind: "sqlite"; file: string } | { kind: "postgres"; url: string };
+
+export interface Config {
+  host: string;
+  port: number;
+  database: StoreConfig;
+  /** Where the SQLite file and the generated master key live. */
+  dataDir: string;
+  redisUrl: string | undefined;
+  /** 32-byte key from CROSSBOOK_MASTER_KEY; undefined means "use (or create) the key file". */
+  masterKey: Buffer | undefined;
+  logLevel: LogLevel;
+  /** Lifetime of a sign-in session token. */
+  sessionTtlSeconds: number;
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
+  /** scrypt cost (log2 N) for password hashes. */
+  passwordHashCost: number;
+  /** Sign-in attempts allowed per client address per minute. */
+  loginAttemptsPerMinute: number;
+  /** Requests per minute for enterprise keys whose account has no custom figure. */
+  enterpriseDefaultRateLimit: number;
+  /** Requests per minute for enterprise-plan agent keys whose account has no custom figure. */
+  enterpriseAgentDefaultRateLimit: number;
+  /** Trust X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
+}
+
+const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const text = (name: string, fallback: string) => {
+    const value = env[name];
+    return value === undefined || value === "" ? fallback : value;
+  };
+  const integer = (name: string, fallback: number, min: number, max: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      problems.push(
+        `${name}=${JSON.stringify(raw)} is not valid: expected a whole number from ${min} to ${max}`,
+      );
+      return fallback;
+    }
+    return Number(raw);
+  };
+  const boolean = (name: string, fallback: boolean) => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    if (["true", "1", "yes"].includes(raw.toLowerCase())) return true;
+    if (["false", "0", "no"].includes(raw.toLowerCase())) return false;
+    problems.push(`${name}=${JSON.stringify(raw)} is not valid: expected true or false`);
+    return fallback;
+  };
+
+  const host = text("HOST", "127.0.0.1");
+  const port = integer("PORT", 8080, 0, 65535);
+  const dataDir = path.resolve(text("CROSSBOOK_DATA_DIR", "./data"));
+
+  const databaseUrl = text("DATABASE_URL", `sqlite:${path.join(dataDir, "crossbook.db")}`);
+  let database: StoreConfig = { kind: "sqlite", file: path.join(dataDir, "crossbook.db") };
+  if (databaseUrl.startsWith("postgres://") || databaseUrl.startsWith("postgresql://")) {
+    database = { kind: "postgres", url: databaseUrl };
+  } else if (databaseUrl.startsWith("sqlite:")) {
+    const file = databaseUrl.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
+    if (file === "") problems.push(`DATABASE_URL=${JSON.stringify(databaseUrl)} names no file`);
+    database = { kind: "sqlite", file: file === ":memory:" ? file : path.resolve(file) };
+  } else {
+    problems.push(
+      `DATABASE_URL=${JSON.stringify(databaseUrl)} is not valid: expected sqlite:<file> or postgres://user@host:port/db`,
+    );
+  }
+
+  const redisUrl = env["REDIS_URL"] || undefined;
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push(`REDIS_URL=${JSON.stringify(redisUrl)} is not valid: expected redis://host:port[/db]`);
+  }
+
+  let masterKey: Buffer | undefined;
+  const rawKey = env["CROSSBOOK_MASTER_KEY"];
+  if (rawKey) {
+    masterKey = parseMasterKey(rawKey);
+    if (!masterKey) {
+      problems.push(
+        "CROSSBOOK_MASTER_KEY is not valid: expected 32 bytes as 64 hex characters or base64 (e.g. `openssl rand -hex 32`)",
+      );
+    }
+  }
+
+  const logLevel = text("LOG_LEVEL", "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(
+      `LOG_LEVEL=${JSON.stringify(logLevel)} is not valid: expected one of ${LOG_LEVELS.join(", ")}`,
+    );
+  }
+
+  const config: Config = {
+    host,
+    port,
+    database,
+    dataDir,
+    redisUrl,
+    masterKey,
+    logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : "info",
+    sessionTtlSeconds: integer("SESSION_TTL_SECONDS", 24 * 3600, 60, 90 * 24 * 3600),
+    bodyLimitBytes: integer("BODY_LIMIT_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
+    passwordHashCost: integer("PASSWORD_HASH_COST", 17, 10, 20),
+    loginAttemptsPerMinute: integer("LOGIN_ATTEMPTS_PER_MINUTE", 10, 1, 10_000),
+    enterpriseDefaultRateLimit: integer("ENTERPRISE_RATE_LIMIT", 3000, 1, 10_000_000),
+    enterpriseAgentDefaultRateLimit: integer("ENTERPRISE_AGENT_RATE_LIMIT", 50_000, 1, 10_000_000),
+    trustProxy: boolean("TRUST_PROXY", false),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+function parseMasterKey(raw: string): Buffer | undefined {
+  const trimmed = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(trimmed)) return Buffer.from(trimmed, "hex");
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)) {
+    const decoded = Buffer.from(trimmed, "base64");
+    if (decoded.length === 32) return decoded;
+  }
+  return undefined;
+}
+
+/** A config for tests: in-memory SQLite, quiet logs, cheap password hashing. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({
+      DATABASE_URL: "sqlite::memory:",
+      LOG_LEVEL: "silent",
+      PASSWORD_HASH_COST: "10",
+      CROSSBOOK_MASTER_KEY: "00".repeat(32),
+    }),
+    ...overrides,
+  };
+}

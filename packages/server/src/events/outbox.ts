@@ -1,0 +1,122 @@
+/**
+ * The events outbox. `record(trx, …)` writes an event in the caller's transaction, so the event
+ * exists exactly when the state change it describes does; consumers (webhook dispatcher, stream,
+ * audit) read events in order with `readAfter`.
+ *
+ * Ordering: SQLite serializes writers, so `seq` order is commit order. PostgreSQL hands out
+ * sequence numbers before commit, so a consumer reading by `seq` could pass an event whose
+ * transaction commits later. There each row also carries its transaction id, and `readAfter` only
+ * returns rows of transactions older than every transaction still running
+ * (`pg_snapshot_xmin`), ordered by (tx_id, seq): a row can never appear behind a cursor.
+ */
+import { sql } from "kysely";
+import { Compile } from "typebox/compile";
+import type { Clock } from "../infra/clock";
+import type { DbOrTrx, Dialect } from "../infra/db/store";
+import { newId } from "../infra/ids";
+import { EVENT_SCHEMAS, type EventPayload, type EventType } from "./types";
+
+export interface RecordedEvent<T extends EventType = EventType> {
+  seq: number;
+  id: string;
+  type: T;
+  account_id: string | null;
+  environment: string | null;
+  data: EventPayload<T>;
+  created_at: string;
+  /** Position to resume after: pass to `readAfter`. */
+  cursor: EventCursor;
+}
+
+/** Where a consumer has read up to. `{ tx: "0", seq: 0 }` is the beginning. */
+export interface EventCursor {
+  tx: string;
+  seq: number;
+}
+
+export const START_CURSOR: EventCursor = { tx: "0", seq: 0 };
+
+const validators = Object.fromEntries(
+  Object.entries(EVENT_SCHEMAS).map(([type, schema]) => [type, Compile(schema)]),
+) as Record<EventType, ReturnType<typeof Compile>>;
+
+export class InvalidEventError extends Error {
+  constructor(type: string, problems: string[]) {
+    super(`event ${type} does not match its schema: ${problems.join("; ")}`);
+    this.name = "InvalidEventError";
+  }
+}
+
+export interface RecordInput<T extends EventType> {
+  type: T;
+  data: EventPayload<T>;
+  /** The account whose event this is (webhooks deliver to its subscribers); null for global events. */
+  accountId: string | null;
+  environment?: "live" | "sandbox" | null;
+}
+
+export class Outbox {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Writes the event in `trx`. Throws if the payload does not match its declared schema. */
+  async record<T extends EventType>(
+    trx: DbOrTrx,
+    input: RecordInput<T>,
+  ): Promise<{ id: string; seq: number }> {
+    const validator = validators[input.type];
+    if (!validator.Check(input.data)) {
+      const problems = [...validator.Errors(input.data)].map((e) => `${e.instancePath || "/"} ${e.message}`);
+      throw new InvalidEventError(input.type, problems);
+    }
+    const now = this.clock.now();
+    const id = newId("evt", now);
+    const row = await trx
+      .insertInto("events")
+      .values({
+        id,
+        type: input.type,
+        account_id: input.accountId,
+        environment: input.environment ?? null,
+        data: JSON.stringify(input.data),
+        created_at: new Date(now).toISOString(),
+      })
+      .returning("seq")
+      .executeTakeFirstOrThrow();
+    return { id, seq: Number(row.seq) };
+  }
+
+  /** Up to `limit` committed events after `cursor`, in recording order. */
+  async readAfter(db: DbOrTrx, cursor: EventCursor, limit = 500): Promise<RecordedEvent[]> {
+    let query = db
+      .selectFrom("events")
+      .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
+      .limit(limit);
+    if (this.dialect === "postgres") {
+      query = query
+        .select(sql<string>`tx_id::text`.as("tx_text"))
+        .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
+        .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
+        .orderBy("tx_id")
+        .orderBy("seq");
+    } else {
+      query = query.where("seq", ">", cursor.seq).orderBy("seq");
+    }
+    const rows = await query.execute();
+    return rows.map((row) => {
+      const tx = (row as { tx_text?: string }).tx_text ?? "0";
+      return {
+        seq: Number(row.seq),
+        id: row.id,
+        type: row.type as EventType,
+        account_id: row.account_id,
+        environment: row.environment,
+        data: JSON.parse(row.data),
+        created_at: row.created_at,
+        cursor: { tx, seq: Number(row.seq) },
+      };
+    });
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Authentication, permission and rate limiting, in that order, before a request body is even
+ * parsed: an anonymous caller gets 401 and a caller without the permission gets 403 before any
+ * resource is looked up (so a 403/404 difference cannot reveal what exists).
+ *
+ * Each route says what it needs in `config`:
+ *   auth: "none"        public (health, docs, sign-up, sign-in)
+ *   auth: "key"         an API key (`cb_live_…`/`cb_test_…`) holding `permission` (default: read)
+ *   auth: "session"     a sign-in session token (`cbs_…`), or an API key holding `permission`
+ * Every authenticated response carries the IETF RateLimit-* headers and their X-RateLimit-*
+ * twins; `*-Reset` is in seconds.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
+import { type KeyLimits, limitsFor } from "../accounts/limits";
+import type { Account, AccountsService, Session } from "../accounts/service";
+import { SESSION_TOKEN_PREFIX } from "../accounts/service";
+import type { Permission } from "../apikeys/permissions";
+import type { ApiKey, ApiKeysService, AuthenticatedKey } from "../apikeys/service";
+import type { Config } from "../config";
+import type { Clock } from "../infra/clock";
+import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
+import { AppError } from "./errors";
+
+export type AuthMode = "none" | "key" | "session";
+
+export type AuthContext =
+  | {
+      kind: "key";
+      account: Account;
+      key: ApiKey;
+      permissions: Set<Permission>;
+      limits: KeyLimits;
+    }
+  | {
+      kind: "session";
+      account: Account;
+      session: Session;
+      permissions: Set<Permission>;
+      limits: KeyLimits;
+    };
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    /** What the route needs; "any" accepts every authenticated caller. */
+    permission?: Permission | "any";
+  }
+  interface FastifyRequest {
+    auth: AuthContext | null;
+  }
+}
+
+/** What a session token may do: manage keys and read its own account, nothing on the market side. */
+const SESSION_PERMISSIONS = new Set<Permission>(["manage_keys"]);
+
+export interface AuthDeps {
+  config: Config;
+  clock: Clock;
+  limiter: RateLimiter;
+  apiKeys: ApiKeysService;
+  accounts: AccountsService;
+}
+
+function bearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== "string") return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+/** The authenticated context of a request; throws 401 if there is none (route misconfigured). */
+export function requireAuth(request: FastifyRequest): AuthContext {
+  if (!request.auth) throw new AppError("UNAUTHORIZED");
+  return request.auth;
+}
+
+export const authPlugin = fp<AuthDeps>(
+  async (app: FastifyInstance, deps: AuthDeps) => {
+    app.decorateRequest("auth", null);
+
+    async function resolveSession(token: string, mode: AuthMode): Promise<AuthContext> {
+      if (mode !== "session") {
+        throw new AppError(
+          "UNAUTHORIZED",
+          "A sign-in session token only manages API keys; use an API key here",
+        );
+      }
+      const session = await deps.accounts.resolveSession(token);
+      const account = session ? await deps.accounts.get(session.account_id) : undefined;
+      if (!session || !account)
+        throw new AppError("UNAUTHORIZED", "Session expired or invalid; sign in again");
+      return {
+        kind: "session",
+        account,
+        session,
+        permissions: SESSION_PERMISSIONS,
+        limits: limitsFor(account, null, deps.config),
+      };
+    }
+
+    function keyContext(found: AuthenticatedKey): AuthContext {
+      return {
+        kind: "key",
+        account: found.account,
+        key: found.key,
+        permissions: found.permissions,
+        limits: limitsFor(found.account, found.key.type, deps.config),
+      };
+    }
+
+    /** Rate limit, then permission; returns the error to fail with, if any. */
+    function admit(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      auth: AuthContext,
+      decision: LimitDecision,
+    ): AppError | undefined {
+      const limit = String(decision.limit);
+      const remaining = String(decision.remaining);
+      const reset = String(decision.resetSeconds);
+      reply.headers({
+        "RateLimit-Limit": limit,
+        "RateLimit-Remaining": remaining,
+        "RateLimit-Reset": reset,
+        "X-RateLimit-Limit": limit,
+        "X-RateLimit-Remaining": remaining,
+        "X-RateLimit-Reset": reset,
+      });
+      if (!decision.allowed) {
+        return new AppError(
+          "RATE_LIMITED",
+          `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`,
+          { limit: decision.limit, remaining: decision.remaining, reset_seconds: decision.resetSeconds },
+        ).withHeaders({ "Retry-After": reset });
+      }
+      const config = request.routeOptions.config;
+      const permission = config.permission ?? (config.auth === "session" ? "manage_keys" : "read");
+      if (permission !== "any" && !auth.permissions.has(permission)) {
+        return new AppError("FORBIDDEN", `This key lacks the '${permission}' permission`, {
+          required_permission: permission,
+        });
+      }
+      return undefined;
+    }
+
+    function limit(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      auth: AuthContext,
+      done: (error?: Error) => void,
+    ) {
+      request.auth = auth;
+      const subject = auth.kind === "key" ? `key:${auth.key.id}` : `session:${auth.session.id}`;
+      const budget = auth.limits.requests_per_minute;
+      if (deps.limiter.consumeSync) {
+        done(admit(request, reply, auth, deps.limiter.consumeSync(subject, budget, deps.clock.now())));
+        return;
+      }
+      deps.limiter.consume(subject, budget, deps.clock.now()).then(
+        (decision) => done(admit(request, reply, auth, decision)),
+        (error) => done(error),
+      );
+    }
+
+    // Callback style with a synchronous fast path (cached key, in-memory limiter): no promise per
+    // request unless the store or Redis must be asked.
+    app.addHook("onRequest", (request, reply, done) => {
+      // Unknown routes (404/405 handler) have no auth config: answer them without asking for a key.
+      if (!request.routeOptions.url) return done();
+      const mode: AuthMode = request.routeOptions.config.auth ?? "key";
+      if (mode === "none") return done();
+
+      const token = bearer(request);
+      if (!token) return done(new AppError("UNAUTHORIZED", "Missing Authorization: Bearer <API key> header"));
+
+      if (token.startsWith(SESSION_TOKEN_PREFIX)) {
+        resolveSession(token, mode).then((auth) => limit(request, reply, auth, done), done);
+        return;
+      }
+      const cached = deps.apiKeys.authenticateCached(token);
+      if (cached) return limit(request, reply, keyContext(cached), done);
+      deps.apiKeys.authenticate(token).then((found) => {
+        if (!found) return done(new AppError("UNAUTHORIZED", "Invalid or revoked API key"));
+        limit(request, reply, keyContext(found), done);
+      }, done);
+    });
+  },
+  { name: "crossbook-auth" },
+);

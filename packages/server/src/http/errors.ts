@@ -1,0 +1,80 @@
+/**
+ * The one error catalog: every machine code the API can return, its HTTP status, a default message
+ * and whether retrying the same request can succeed. Services throw `AppError`; the HTTP layer
+ * renders it as the spec's envelope. Codes are stable: clients switch on them, so never rename one.
+ */
+export const ERROR_CATALOG = {
+  VALIDATION_ERROR: { status: 400, message: "The request is not valid", retryable: false },
+  UNAUTHORIZED: { status: 401, message: "Missing, invalid or revoked credentials", retryable: false },
+  FORBIDDEN: { status: 403, message: "This key is not allowed to do that", retryable: false },
+  KEY_LIMIT_REACHED: {
+    status: 403,
+    message: "The account has reached its tier's number of API keys",
+    retryable: false,
+  },
+  NOT_FOUND: { status: 404, message: "Not found", retryable: false },
+  ACCOUNT_NOT_FOUND: { status: 404, message: "Account not found", retryable: false },
+  API_KEY_NOT_FOUND: { status: 404, message: "API key not found", retryable: false },
+  ORDER_NOT_FOUND: { status: 404, message: "Order not found", retryable: false },
+  MARKET_NOT_FOUND: { status: 404, message: "Market not found", retryable: false },
+  METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed on this path", retryable: false },
+  EMAIL_TAKEN: { status: 409, message: "An account with this email already exists", retryable: false },
+  ORDER_NOT_CANCELLABLE: {
+    status: 409,
+    message: "Only open or pending orders can be cancelled",
+    retryable: false,
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, message: "The request body is too large", retryable: false },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    message: "Request bodies must be application/json",
+    retryable: false,
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    message: "This Idempotency-Key was used with a different request",
+    retryable: false,
+  },
+  RATE_LIMITED: { status: 429, message: "Rate limit exceeded", retryable: true },
+  INTERNAL_ERROR: { status: 500, message: "Something went wrong on our side", retryable: true },
+  SERVICE_UNAVAILABLE: { status: 503, message: "The service is not ready", retryable: true },
+} as const satisfies Record<string, { status: number; message: string; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+export type ErrorDetails = Record<string, unknown>;
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly retryable: boolean;
+  /** Extra response headers (e.g. Retry-After, Allow). */
+  headers: Record<string, string> = {};
+
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: ErrorDetails,
+  ) {
+    super(message ?? ERROR_CATALOG[code].message);
+    this.name = "AppError";
+    this.status = ERROR_CATALOG[code].status;
+    this.retryable = ERROR_CATALOG[code].retryable;
+  }
+
+  withHeaders(headers: Record<string, string>): this {
+    this.headers = { ...this.headers, ...headers };
+    return this;
+  }
+}
+
+/** A 400 naming each bad field: `{ fields: { "body.amount": "must be > 0" } }`. */
+export function validationError(fields: Record<string, string>, message?: string): AppError {
+  const names = Object.keys(fields);
+  return new AppError(
+    "VALIDATION_ERROR",
+    message ??
+      (names.length === 1
+        ? `Invalid ${names[0]}: ${fields[names[0]!]}`
+        : `Invalid fields: ${names.join(", ")}`),
+    { fields },
+  );
+}

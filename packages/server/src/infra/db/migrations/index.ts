@@ -1,0 +1,14 @@
+/**
+ * The migration list, in order. Each migration is written once with Kysely's schema builder and runs
+ * on both stores; where the two differ (auto-increment, PostgreSQL's transaction ids) it asks which
+ * dialect it is running on. Never edit a migration that has shipped: add a new one.
+ */
+import type { Migration } from "kysely";
+import type { Dialect } from "../store";
+import { foundation } from "./001_foundation";
+
+export function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    "001_foundation": foundation(dialect),
+  };
+}

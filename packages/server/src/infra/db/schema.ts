@@ -1,0 +1,68 @@
+/**
+ * Table shapes as Kysely sees them. Portable across SQLite and PostgreSQL: ids and timestamps are
+ * text (ISO 8601 UTC, which sorts), flags are integers 0/1, JSON is text, money is integer
+ * micro-units. One exception: `events.tx_id` is PostgreSQL's transaction id (see events/outbox.ts).
+ */
+import type { Generated } from "kysely";
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  password_hash: string;
+  tier: string;
+  plan: string;
+  /** Custom requests/minute for enterprise-tier keys; null = the configured default. */
+  rate_limit_per_minute: number | null;
+  /** Custom requests/minute for enterprise-plan agent keys. */
+  agent_rate_limit_per_minute: number | null;
+  /** Custom stream limits for the enterprise plan. */
+  ws_connections: number | null;
+  markets_per_subscription: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  account_id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  type: string;
+  /** JSON array of the permissions chosen at creation. */
+  permissions: string;
+  environment: string;
+  /** The first characters of the secret, shown so a person can tell keys apart. */
+  prefix: string;
+  key_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface EventsTable {
+  seq: Generated<number>;
+  /** PostgreSQL: the writing transaction's id (xid8, as text); SQLite: 0. */
+  tx_id: Generated<string | number>;
+  id: string;
+  type: string;
+  account_id: string | null;
+  environment: string | null;
+  /** JSON text of the payload. */
+  data: string;
+  created_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  events: EventsTable;
+}

@@ -1,0 +1,130 @@
+/**
+ * The store: one Kysely instance over SQLite (better-sqlite3, WAL) or PostgreSQL (pg), chosen by
+ * DATABASE_URL. Repos only ever see `Kysely<Database>`; the rare dialect-specific query asks
+ * `store.dialect`.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
+import pg from "pg";
+import type { StoreConfig } from "../../config";
+import { migrations } from "./migrations/index";
+import type { Database } from "./schema";
+
+export type Dialect = "sqlite" | "postgres";
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+/** Repo functions accept either the store or a transaction. */
+export type DbOrTrx = Kysely<Database> | Transaction<Database>;
+
+// int8 (counts, sums, micro-unit money) arrives as text by default; our values stay below 2^53.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export interface Store {
+  db: Db;
+  dialect: Dialect;
+  /** A trivial query; throws when the store is unreachable. */
+  ping(): Promise<void>;
+  /**
+   * SQLite only: a number that changes whenever ANOTHER process (the CLI) commits to the file, so
+   * in-memory caches can tell when to re-read. Undefined on PostgreSQL, where instances tell each
+   * other through the bus instead.
+   */
+  externalChangeCounter(): number | undefined;
+  close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** PostgreSQL schema to use (created if missing); tests give each suite its own. */
+  schema?: string;
+  /** Largest number of pooled PostgreSQL connections. */
+  poolSize?: number;
+}
+
+export async function openStore(config: StoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
+  if (config.kind === "sqlite") {
+    if (config.file !== ":memory:") fs.mkdirSync(path.dirname(config.file), { recursive: true });
+    const database = new BetterSqlite3(config.file);
+    database.pragma("journal_mode = WAL");
+    database.pragma("synchronous = NORMAL");
+    database.pragma("foreign_keys = ON");
+    // The CLI and the server may write the same file at once; wait instead of failing.
+    database.pragma("busy_timeout = 5000");
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    const dataVersion = database.prepare("PRAGMA data_version").pluck();
+    // Reading data_version costs a few microseconds; read it once per turn of the event loop, so a
+    // burst of requests handled together shares one read.
+    let versionThisTurn: number | undefined;
+    const externalChangeCounter = () => {
+      if (versionThisTurn === undefined && database.open) {
+        versionThisTurn = dataVersion.get() as number;
+        setImmediate(() => {
+          versionThisTurn = undefined;
+        });
+      }
+      return versionThisTurn;
+    };
+    return {
+      db,
+      dialect: "sqlite",
+      ping: async () => {
+        await sql`select 1`.execute(db);
+      },
+      externalChangeCounter,
+      close: () => db.destroy(),
+    };
+  }
+
+  if (options.schema) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`bad schema name ${options.schema}`);
+    const admin = new pg.Client({ connectionString: config.url });
+    await admin.connect();
+    try {
+      await admin.query(`create schema if not exists ${options.schema}`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: config.url,
+    max: options.poolSize ?? 10,
+    ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: "postgres",
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    externalChangeCounter: () => undefined,
+    close: () => db.destroy(),
+  };
+}
+
+export interface MigrationOutcome {
+  applied: string[];
+}
+
+/** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
+export async function migrate(store: Store): Promise<MigrationOutcome> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: { getMigrations: async () => migrations(store.dialect) },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) };
+}
+
+/** Drops a test schema made by `openStore(…, { schema })`. */
+export async function dropSchema(url: string, schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await admin.end();
+  }
+}

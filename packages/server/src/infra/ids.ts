@@ -1,0 +1,85 @@
+/**
+ * Prefixed, time-sortable identifiers (`ord_…`, `key_…`, `evt_…`): a 48-bit millisecond timestamp
+ * and 80 random bits in Crockford base32, ULID style, so ids sort by creation time in both stores.
+ * Within one millisecond the random part is incremented, keeping ids from one process ordered.
+ */
+import { randomBytes } from "node:crypto";
+
+const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+let lastTime = -1;
+const lastRandom = new Uint8Array(10);
+
+function encodeTime(ms: number): string {
+  let out = "";
+  let t = ms;
+  for (let i = 0; i < 10; i++) {
+    out = ALPHABET[t % 32] + out;
+    t = Math.floor(t / 32);
+  }
+  return out;
+}
+
+function encodeRandom(bytes: Uint8Array): string {
+  // 80 bits -> 16 base32 characters, 5 bits at a time.
+  let out = "";
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += ALPHABET[(buffer >> bits) & 31];
+    }
+    buffer &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+function incrementRandom(): void {
+  for (let i = lastRandom.length - 1; i >= 0; i--) {
+    const value = lastRandom[i]!;
+    if (value < 255) {
+      lastRandom[i] = value + 1;
+      return;
+    }
+    lastRandom[i] = 0;
+  }
+}
+
+/** A ULID-like body (26 characters), monotonic within this process. */
+export function ulid(nowMs: number = Date.now()): string {
+  if (nowMs === lastTime) {
+    incrementRandom();
+  } else {
+    lastTime = nowMs;
+    lastRandom.set(randomBytes(10));
+  }
+  return encodeTime(nowMs) + encodeRandom(lastRandom);
+}
+
+export type IdPrefix =
+  | "acc"
+  | "ses"
+  | "key"
+  | "evt"
+  | "req"
+  | "ord"
+  | "fil"
+  | "pos"
+  | "wh"
+  | "whd"
+  | "alt"
+  | "mch"
+  | "cev"
+  | "vcr";
+
+export function newId(prefix: IdPrefix, nowMs?: number): string {
+  return `${prefix}_${ulid(nowMs)}`;
+}
+
+/** URL-safe random secret with `bytes` bytes of entropy. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString("base64url");
+}

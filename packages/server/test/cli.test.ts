@@ -1,0 +1,217 @@
+/**
+ * The `crossbook` CLI as a user runs it: help on every command, accounts and keys against the same
+ * database a running server uses, `serve` answering HTTP and stopping cleanly on SIGTERM.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const BIN = path.resolve(__dirname, "../bin/crossbook.mjs");
+let dir: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-cli-"));
+  env = {
+    PATH: process.env["PATH"],
+    HOME: process.env["HOME"],
+    DATABASE_URL: `sqlite:${path.join(dir, "crossbook.db")}`,
+    CROSSBOOK_DATA_DIR: dir,
+    PASSWORD_HASH_COST: "10",
+    LOG_LEVEL: "info",
+  };
+});
+
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+async function cli(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
+      env: { ...env, ...extraEnv },
+      timeout: 30_000,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe("crossbook CLI", () => {
+  it("has --help on every command", async () => {
+    const commands = [
+      [],
+      ["serve"],
+      ["migrate"],
+      ["openapi"],
+      ["accounts"],
+      ["accounts", "create"],
+      ["accounts", "update"],
+      ["keys"],
+      ["keys", "create"],
+      ["keys", "list"],
+      ["keys", "revoke"],
+    ];
+    const results = await Promise.all(commands.map((c) => cli([...c, "--help"])));
+    results.forEach((result, i) => {
+      expect(result.code, commands[i]!.join(" ")).toBe(0);
+      expect(result.stdout, commands[i]!.join(" ")).toContain("Usage: crossbook");
+    });
+  });
+
+  it("migrates, then reports the schema up to date", async () => {
+    expect((await cli(["migrate"])).stdout).toContain("applied: 001_foundation");
+    expect((await cli(["migrate"])).stdout).toContain("up to date");
+    // The master key file was generated with mode 0600.
+    expect(fs.statSync(path.join(dir, "master.key")).mode & 0o777).toBe(0o600);
+  });
+
+  it("creates accounts and keys, lists and revokes them", async () => {
+    const account = await cli([
+      "accounts",
+      "create",
+      "--email",
+      "ops@example.com",
+      "--tier",
+      "pro",
+      "--plan",
+      "agent",
+      "--json",
+    ]);
+    expect(account.code).toBe(0);
+    const created = JSON.parse(account.stdout);
+    expect(created).toMatchObject({ email: "ops@example.com", tier: "pro", plan: "agent" });
+    expect(created.password).toMatch(/.{12,}/);
+
+    const key = JSON.parse(
+      (
+        await cli([
+          "keys",
+          "create",
+          "--email",
+          "ops@example.com",
+          "--name",
+          "bot",
+          "--type",
+          "agent",
+          "--permissions",
+          "read,trade",
+          "--sandbox",
+          "--json",
+        ])
+      ).stdout,
+    );
+    expect(key).toMatchObject({ type: "agent", permissions: ["read", "trade"], environment: "sandbox" });
+    expect(key.key).toMatch(/^cb_test_/);
+    expect(key.id).toMatch(/^key_/);
+
+    const human = await cli([
+      "keys",
+      "create",
+      "--email",
+      "ops@example.com",
+      "--name",
+      "ro",
+      "--type",
+      "read_only",
+    ]);
+    expect(human.stdout).toMatch(/key: cb_live_[0-9A-Za-z]{40}/);
+
+    const listed = JSON.parse((await cli(["keys", "list", "--email", "ops@example.com", "--json"])).stdout);
+    expect(listed.map((k: { name: string }) => k.name)).toEqual(["bot", "ro"]);
+    expect(JSON.stringify(listed)).not.toContain(key.key);
+
+    const revoked = await cli(["keys", "revoke", key.id]);
+    expect(revoked.stdout).toContain(`revoked ${key.id}`);
+    const text = (await cli(["keys", "list", "--email", "ops@example.com"])).stdout;
+    expect(text).toContain("revoked");
+  });
+
+  it("explains bad input and bad configuration", async () => {
+    const badType = await cli([
+      "keys",
+      "create",
+      "--email",
+      "ops@example.com",
+      "--name",
+      "x",
+      "--type",
+      "root",
+    ]);
+    expect(badType.code).not.toBe(0);
+    expect(badType.stderr).toContain("Allowed choices are read_only, trading, admin, agent");
+    const noAccount = await cli(["keys", "list", "--email", "ghost@example.com"]);
+    expect(noAccount.code).toBe(1);
+    expect(noAccount.stderr).toContain("no account with email ghost@example.com");
+    const badConfig = await cli(["migrate"], { PORT: "eighty" });
+    expect(badConfig.code).toBe(2);
+    expect(badConfig.stderr).toContain('PORT="eighty" is not valid');
+  });
+
+  it("serves HTTP while the CLI manages keys on the same database, and stops on SIGTERM", async () => {
+    const server: ChildProcess = spawn(process.execPath, [BIN, "serve"], {
+      env: { ...env, PORT: "0" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    server.stdout!.on("data", (chunk) => {
+      output += chunk;
+    });
+    server.stderr!.on("data", (chunk) => {
+      output += chunk;
+    });
+    const address = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
+      const check = setInterval(() => {
+        const match = /"address":"(http:\/\/[^"]+)"/.exec(output);
+        if (match) {
+          clearInterval(check);
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      }, 50);
+    });
+    try {
+      await cli(["accounts", "create", "--email", "live@example.com", "--password", "a long password"]);
+      const key = JSON.parse(
+        (
+          await cli([
+            "keys",
+            "create",
+            "--email",
+            "live@example.com",
+            "--name",
+            "k",
+            "--type",
+            "trading",
+            "--json",
+          ])
+        ).stdout,
+      );
+      const whoami = await fetch(`${address}/v1/account`, {
+        headers: { authorization: `Bearer ${key.key}` },
+      });
+      expect(whoami.status).toBe(200);
+      expect(((await whoami.json()) as { data: { account: { email: string } } }).data.account.email).toBe(
+        "live@example.com",
+      );
+      await cli(["keys", "revoke", key.id]);
+      // Revoked by another process: the very next request is refused.
+      expect(
+        (await fetch(`${address}/v1/account`, { headers: { authorization: `Bearer ${key.key}` } })).status,
+      ).toBe(401);
+      expect(output).not.toContain(key.key);
+    } finally {
+      const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
+      server.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(output).toContain("shutting down");
+    }
+  });
+});

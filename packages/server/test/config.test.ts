@@ -1,0 +1,58 @@
+/** Configuration: defaults for the embedded mode, and a clear message for every bad value. */
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../src/config";
+
+describe("config", () => {
+  it("defaults to the embedded single-machine mode", () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: "127.0.0.1",
+      port: 8080,
+      database: { kind: "sqlite", file: path.resolve("./data/crossbook.db") },
+      redisUrl: undefined,
+      masterKey: undefined,
+      logLevel: "info",
+    });
+  });
+
+  it("selects PostgreSQL and Redis by URL", () => {
+    const config = loadConfig({
+      DATABASE_URL: "postgres://u@h:5432/db",
+      REDIS_URL: "redis://127.0.0.1:6379",
+    });
+    expect(config.database).toEqual({ kind: "postgres", url: "postgres://u@h:5432/db" });
+    expect(config.redisUrl).toBe("redis://127.0.0.1:6379");
+    expect(loadConfig({ DATABASE_URL: "sqlite:/tmp/x.db" }).database).toEqual({
+      kind: "sqlite",
+      file: "/tmp/x.db",
+    });
+  });
+
+  it("accepts a hex or base64 master key", () => {
+    expect(loadConfig({ CROSSBOOK_MASTER_KEY: "ab".repeat(32) }).masterKey).toEqual(Buffer.alloc(32, 0xab));
+    expect(loadConfig({ CROSSBOOK_MASTER_KEY: Buffer.alloc(32, 1).toString("base64") }).masterKey).toEqual(
+      Buffer.alloc(32, 1),
+    );
+  });
+
+  it("names every bad variable at once", () => {
+    try {
+      loadConfig({
+        PORT: "http",
+        DATABASE_URL: "mysql://x",
+        REDIS_URL: "localhost:6379",
+        CROSSBOOK_MASTER_KEY: "short",
+        LOG_LEVEL: "loud",
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      const message = (error as ConfigError).message;
+      for (const name of ["PORT", "DATABASE_URL", "REDIS_URL", "CROSSBOOK_MASTER_KEY", "LOG_LEVEL"]) {
+        expect(message).toContain(name);
+      }
+      expect((error as ConfigError).problems).toHaveLength(5);
+    }
+  });
+});

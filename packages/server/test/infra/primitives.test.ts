@@ -1,0 +1,76 @@
+/** Ids, hashing, the secret box and the master key: the small pieces security rests on. */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { testConfig } from "../../src/config";
+import { constantTimeEqual, hashPassword, sha256Hex, verifyPassword } from "../../src/infra/hashing";
+import { newId, ulid } from "../../src/infra/ids";
+import { SecretBox } from "../../src/infra/secretbox";
+import { resolveMasterKey } from "../../src/runtime";
+
+describe("ids", () => {
+  it("are prefixed, 26 characters of Crockford base32, and sort by time then creation", () => {
+    const a = newId("ord", 1_000);
+    const b = newId("ord", 1_000);
+    const c = newId("ord", 2_000);
+    expect(a).toMatch(/^ord_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect([c, b, a].sort()).toEqual([a, b, c]);
+    expect(new Set(Array.from({ length: 10_000 }, () => ulid())).size).toBe(10_000);
+  });
+});
+
+describe("hashing", () => {
+  it("hashes passwords with scrypt and verifies only the right one", async () => {
+    const hash = await hashPassword("correct horse battery", 10);
+    expect(hash).toMatch(/^scrypt\$1024\$8\$1\$/);
+    expect(await verifyPassword("correct horse battery", hash)).toBe(true);
+    expect(await verifyPassword("correct horse batterY", hash)).toBe(false);
+    expect(await verifyPassword("x", "garbage")).toBe(false);
+    expect(await hashPassword("same", 10)).not.toBe(await hashPassword("same", 10));
+  });
+
+  it("compares in constant time and handles different lengths", () => {
+    expect(constantTimeEqual(sha256Hex("a"), sha256Hex("a"))).toBe(true);
+    expect(constantTimeEqual(sha256Hex("a"), sha256Hex("b"))).toBe(false);
+    expect(constantTimeEqual("short", "longer")).toBe(false);
+  });
+});
+
+describe("secret box", () => {
+  const box = new SecretBox(Buffer.alloc(32, 7));
+
+  it("round-trips and never stores the plaintext", () => {
+    const sealed = box.seal("venue-private-key");
+    expect(sealed).toMatch(/^v1\./);
+    expect(sealed).not.toContain("venue-private-key");
+    expect(box.open(sealed)).toBe("venue-private-key");
+    expect(box.seal("same")).not.toBe(box.seal("same"));
+  });
+
+  it("rejects tampering, the wrong key and the wrong associated data", () => {
+    const sealed = box.seal("secret", "wh_1");
+    expect(box.open(sealed, "wh_1")).toBe("secret");
+    expect(() => box.open(sealed, "wh_2")).toThrow();
+    expect(() => new SecretBox(Buffer.alloc(32, 8)).open(sealed, "wh_1")).toThrow();
+    const parts = sealed.split(".");
+    parts[3] = Buffer.from("tampered").toString("base64url");
+    expect(() => box.open(parts.join("."), "wh_1")).toThrow();
+  });
+});
+
+describe("master key", () => {
+  it("generates a key file once with mode 0600 and reuses it", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-key-"));
+    const config = { ...testConfig(), masterKey: undefined, dataDir: dir };
+    const first = resolveMasterKey(config);
+    const file = path.join(dir, "master.key");
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(resolveMasterKey(config).equals(first)).toBe(true);
+    expect(first).toHaveLength(32);
+  });
+
+  it("prefers CROSSBOOK_MASTER_KEY", () => {
+    expect(resolveMasterKey(testConfig()).equals(Buffer.alloc(32, 0))).toBe(true);
+  });
+});
