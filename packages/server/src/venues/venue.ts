@@ -1,0 +1,191 @@
+/**
+ * The venue interface every adapter implements: discovery, one market, books, history, a live
+ * feed, and the account side. Adapters are a fetcher (I/O, pagination, retries, rate limits) plus a
+ * pure normalizer (venue JSON -> model.ts), and publish a capability map so the rest of crossbook
+ * asks "can this venue do X" instead of "is this Kalshi".
+ */
+import type { Micros } from "./decimal";
+import type {
+  Candle,
+  CandleInterval,
+  MarketStatus,
+  OrderBook,
+  Outcome,
+  PricePoint,
+  Resolution,
+  Trade,
+  VenueEvent,
+  VenueId,
+  VenueMarket,
+} from "./model";
+
+export interface RateLimitSpec {
+  /** Requests allowed per window. */
+  requests: number;
+  windowMs: number;
+}
+
+export interface VenueCapabilities {
+  venue: VenueId;
+  displayName: string;
+  urls: {
+    production: Record<string, string>;
+    /** Kalshi's demo environment; Polymarket has no public sandbox (null). */
+    sandbox: Record<string, string> | null;
+  };
+  supports: {
+    events: boolean;
+    orderBook: boolean;
+    priceHistory: boolean;
+    candles: CandleInterval[];
+    feed: boolean;
+    trading: boolean;
+    orderTypes: Array<"limit" | "market">;
+    timeInForce: Array<"GTC" | "GTD" | "IOC" | "FOK">;
+    /** Venue keeps a NO book of its own (else NO is derived as the complement). */
+    nativeNoBook: boolean;
+  };
+  /** Outbound budgets we keep to, per endpoint class. */
+  rateLimits: { read: RateLimitSpec; trade: RateLimitSpec };
+  /** How taker fees are charged: Kalshi's published formula, or a per-market rate. */
+  fees: { model: "kalshi_quadratic" | "per_market_bps"; description: string };
+}
+
+export interface MarketQuery {
+  status?: MarketStatus | "all";
+  /** Venue event id to restrict to. */
+  venueEventId?: string;
+}
+
+/** Progress of a long enumeration, for logs. */
+export type PageProgress = (info: { page: number; items: number }) => void;
+
+export type FeedEvent =
+  | { kind: "book"; book: OrderBook }
+  | { kind: "trade"; trade: Trade }
+  | {
+      kind: "quote";
+      marketId: string;
+      bestBid: Micros | null;
+      bestAsk: Micros | null;
+      lastPrice: Micros | null;
+      timestamp: string;
+    }
+  | { kind: "tick_size"; marketId: string; tickSize: Micros }
+  | { kind: "status"; marketId: string; status: MarketStatus; resolution: Resolution | null }
+  | { kind: "connection"; state: "connected" | "disconnected" | "resynced"; reason?: string };
+
+export interface FeedSubscription {
+  /** Adds markets to the live subscription. */
+  add(marketIds: string[]): Promise<void>;
+  remove(marketIds: string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What a user links to trade live; secrets are encrypted at rest by the caller. */
+export type VenueCredentials =
+  | {
+      venue: "polymarket";
+      /** EOA private key (0x…) used for L1 auth and order signing. */
+      privateKey: string;
+      /** L2 API credentials; derived from the private key when absent. */
+      apiKey?: string;
+      apiSecret?: string;
+      apiPassphrase?: string;
+      /** Proxy or Safe wallet that holds the funds (signature types 1 and 2). */
+      funder?: string;
+      signatureType: 0 | 1 | 2;
+    }
+  | { venue: "kalshi"; keyId: string; privateKeyPem: string };
+
+export interface VenueOrderRequest {
+  marketId: string;
+  outcome: Outcome;
+  side: "buy" | "sell";
+  type: "limit" | "market";
+  /** Limit price of `outcome`; for market orders the worst acceptable price. */
+  price: Micros;
+  size: Micros;
+  timeInForce: "GTC" | "GTD" | "IOC" | "FOK";
+  expiresAt?: string;
+  clientOrderId?: string;
+}
+
+export interface VenueOrder {
+  venueOrderId: string;
+  marketId: string;
+  outcome: Outcome;
+  side: "buy" | "sell";
+  price: Micros;
+  size: Micros;
+  filledSize: Micros;
+  status: "open" | "pending" | "filled" | "cancelled";
+  createdAt: string;
+  clientOrderId: string | null;
+}
+
+export interface VenueFill {
+  venueFillId: string;
+  venueOrderId: string;
+  marketId: string;
+  outcome: Outcome;
+  side: "buy" | "sell";
+  price: Micros;
+  size: Micros;
+  fee: Micros;
+  timestamp: string;
+}
+
+export interface VenuePosition {
+  marketId: string;
+  outcome: Outcome;
+  size: Micros;
+  averagePrice: Micros | null;
+}
+
+export interface Venue {
+  readonly id: VenueId;
+  readonly capabilities: VenueCapabilities;
+
+  /** Every event (all pages) matching the query. */
+  listEvents(query?: MarketQuery, progress?: PageProgress): Promise<VenueEvent[]>;
+  /** Every market (all pages) matching the query. */
+  listMarkets(query?: MarketQuery, progress?: PageProgress): Promise<VenueMarket[]>;
+  getMarket(marketId: string): Promise<VenueMarket>;
+  getOrderBook(marketId: string, depth?: number): Promise<OrderBook>;
+  getPriceHistory(
+    marketId: string,
+    options: { interval: CandleInterval; start: string; end: string },
+  ): Promise<Candle[] | PricePoint[]>;
+  /** Live book/trade/quote updates; reconnects and resubscribes by itself. */
+  subscribe(marketIds: string[], onEvent: (event: FeedEvent) => void): Promise<FeedSubscription>;
+
+  placeOrder(credentials: VenueCredentials, order: VenueOrderRequest): Promise<VenueOrder>;
+  cancelOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder>;
+  getOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder>;
+  listOrders(
+    credentials: VenueCredentials,
+    options?: { marketId?: string; openOnly?: boolean },
+  ): Promise<VenueOrder[]>;
+  listFills(
+    credentials: VenueCredentials,
+    options?: { since?: string; marketId?: string },
+  ): Promise<VenueFill[]>;
+  listPositions(credentials: VenueCredentials): Promise<VenuePosition[]>;
+  /** Available cash in micro-USD. */
+  getBalance(credentials: VenueCredentials): Promise<Micros>;
+}
+
+/** `polymarket:0xabc` -> { venue, venueMarketId }; undefined for anything else. */
+export function parseMarketId(id: string): { venue: VenueId; venueMarketId: string } | undefined {
+  const colon = id.indexOf(":");
+  if (colon <= 0) return undefined;
+  const venue = id.slice(0, colon);
+  const venueMarketId = id.slice(colon + 1);
+  if ((venue !== "polymarket" && venue !== "kalshi") || venueMarketId.length === 0) return undefined;
+  return { venue, venueMarketId };
+}
+
+export function marketId(venue: VenueId, venueMarketId: string): string {
+  return `${venue}:${venueMarketId}`;
+}
