@@ -11,6 +11,8 @@ import { accountRoutes } from "./accounts/routes";
 import { AccountsService } from "./accounts/service";
 import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
+import { catalogRoutes } from "./catalog/routes";
+import { type CatalogLogger, CatalogService } from "./catalog/service";
 import { Outbox } from "./events/outbox";
 import { authPlugin } from "./http/auth";
 import { plumbing } from "./http/plumbing";
@@ -18,11 +20,15 @@ import { newId } from "./infra/ids";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
 import type { Runtime } from "./runtime";
+import type { VenueId } from "./venues/model";
+import type { Venue } from "./venues/venue";
 
 export interface Services {
   accounts: AccountsService;
   apiKeys: ApiKeysService;
   outbox: Outbox;
+  catalog: CatalogService;
+  venues: ReadonlyMap<VenueId, Venue>;
 }
 
 export interface BuiltApp {
@@ -33,7 +39,15 @@ export interface BuiltApp {
 export const API_VERSION = "0.1.0";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function createServices(runtime: Runtime): Services {
+export interface ServiceOptions {
+  /** The venue adapters to use (built from config by `venues/registry.ts` in production). */
+  venues?: ReadonlyMap<VenueId, Venue>;
+  log?: CatalogLogger;
+}
+
+const silentLog: CatalogLogger = { info() {}, warn() {}, error() {} };
+
+export function createServices(runtime: Runtime, options: ServiceOptions = {}): Services {
   const accounts = new AccountsService(runtime.store.db, runtime.clock, runtime.config);
   const apiKeys = new ApiKeysService(
     runtime.store.db,
@@ -44,12 +58,28 @@ export function createServices(runtime: Runtime): Services {
     accounts,
   );
   const outbox = new Outbox(runtime.store.dialect, runtime.clock);
-  return { accounts, apiKeys, outbox };
+  const venues = options.venues ?? new Map<VenueId, Venue>();
+  const catalog = new CatalogService(
+    runtime.store.db,
+    venues,
+    runtime.clock,
+    runtime.bus,
+    options.log ?? silentLog,
+    {
+      intervalSeconds: runtime.config.catalogSyncIntervalSeconds,
+    },
+  );
+  return { accounts, apiKeys, outbox, catalog, venues };
 }
 
 export interface BuildOptions {
   /** Extra routes registered before the app is sealed (tests use it for probe routes). */
   register?: (app: FastifyInstance) => Promise<void> | void;
+  venues?: ReadonlyMap<VenueId, Venue>;
+  /** Base URLs each venue adapter was built with, for `GET /v1/venues`. */
+  venueUrls?: Record<string, Record<string, string>>;
+  /** Start background work (catalog sync). `serve` does; tests drive it by hand. */
+  startBackground?: boolean;
 }
 
 export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Promise<BuiltApp> {
@@ -82,7 +112,14 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  const services = createServices(runtime);
+  const services = createServices(runtime, {
+    ...(options.venues ? { venues: options.venues } : {}),
+    log: {
+      info: (obj, msg) => app.log.info(obj, msg),
+      warn: (obj, msg) => app.log.warn(obj, msg),
+      error: (obj, msg) => app.log.error(obj, msg),
+    },
+  });
   await services.apiKeys.start();
   const usageTimer = setInterval(() => {
     services.apiKeys
@@ -92,6 +129,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   usageTimer.unref();
   app.addHook("onClose", async () => {
     clearInterval(usageTimer);
+    await services.catalog.stop();
     await services.apiKeys.stop();
   });
 
@@ -146,6 +184,12 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     config,
   });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
+  await app.register(catalogRoutes, {
+    db: runtime.store.db,
+    catalog: services.catalog,
+    venues: services.venues,
+    urlsInUse: options.venueUrls ?? {},
+  });
 
   app.get(
     "/v1/openapi.json",
@@ -167,5 +211,6 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   if (options.register) await options.register(app);
 
   await app.ready();
+  if (options.startBackground) services.catalog.start();
   return { app, services };
 }

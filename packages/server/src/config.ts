@@ -32,6 +32,8 @@ export interface Config {
   enterpriseAgentDefaultRateLimit: number;
   /** Trust X-Forwarded-For (behind a reverse proxy). */
   trustProxy: boolean;
+  /** Seconds between catalog syncs of each venue. */
+  catalogSyncIntervalSeconds: number;
 }
 
 const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -127,6 +129,7 @@ export function loadConfig(env: Env = process.env): Config {
     enterpriseDefaultRateLimit: integer("ENTERPRISE_RATE_LIMIT", 3000, 1, 10_000_000),
     enterpriseAgentDefaultRateLimit: integer("ENTERPRISE_AGENT_RATE_LIMIT", 50_000, 1, 10_000_000),
     trustProxy: boolean("TRUST_PROXY", false),
+    catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

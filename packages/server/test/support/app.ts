@@ -26,6 +26,7 @@ export interface TestAppOptions {
   /** Share a PostgreSQL schema / Redis prefix with another TestApp (a second instance). */
   shareWith?: { schema?: string; redisPrefix?: string };
   register?: BuildOptions["register"];
+  venues?: BuildOptions["venues"];
 }
 
 export async function createTestApp(
@@ -46,7 +47,10 @@ export async function createTestApp(
     redisPrefix,
     ...(schema ? { store: { schema, poolSize: 4 } } : {}),
   });
-  const { app, services } = await buildApp(runtime, options.register ? { register: options.register } : {});
+  const { app, services } = await buildApp(runtime, {
+    ...(options.register ? { register: options.register } : {}),
+    ...(options.venues ? { venues: options.venues } : {}),
+  });
   const owned = !options.shareWith?.schema;
   return {
     app,

@@ -60,9 +60,57 @@ export interface EventsTable {
   created_at: string;
 }
 
+export interface VenueEventsTable {
+  id: string;
+  venue: string;
+  venue_event_id: string;
+  title: string;
+  category: string | null;
+  /** JSON array of our market ids. */
+  market_ids: string;
+  close_time: string | null;
+  url: string | null;
+  mutually_exclusive: number;
+  updated_at: string;
+}
+
+/** Prices and sizes in integer micro-units (see venues/decimal.ts). */
+export interface MarketsTable {
+  id: string;
+  venue: string;
+  venue_market_id: string;
+  event_id: string | null;
+  title: string;
+  question: string;
+  rules: string | null;
+  settlement_source: string | null;
+  /** JSON: { yes: {label, venueTokenId}, no: {…} } */
+  outcomes: string;
+  status: string;
+  resolution: string | null;
+  open_time: string | null;
+  close_time: string | null;
+  tick_size: number;
+  min_size: number;
+  volume: number;
+  volume_24h: number;
+  liquidity: number;
+  url: string | null;
+  last_price: number | null;
+  best_bid: number | null;
+  best_ask: number | null;
+  neg_risk: number;
+  fee_rate_bps: number | null;
+  first_seen_at: string;
+  status_changed_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
+  venue_events: VenueEventsTable;
+  markets: MarketsTable;
 }

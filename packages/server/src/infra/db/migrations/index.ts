@@ -6,9 +6,11 @@
 import type { Migration } from "kysely";
 import type { Dialect } from "../store";
 import { foundation } from "./001_foundation";
+import { catalog } from "./002_catalog";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     "001_foundation": foundation(dialect),
+    "002_catalog": catalog(dialect),
   };
 }

@@ -1,0 +1,340 @@
+/**
+ * The market catalog: on start and then periodically, enumerate every open event and market of
+ * each enabled venue, store them, and notice status changes (closed, resolved) as they happen.
+ * A venue that is down or answers garbage is marked unhealthy and retried with backoff; the others
+ * keep syncing. Health is what `GET /v1/venues` shows.
+ */
+import type { Bus } from "../infra/bus/bus";
+import type { Clock } from "../infra/clock";
+import type { Db } from "../infra/db/store";
+import { isVenueError } from "../venues/errors";
+import type { VenueEvent, VenueId, VenueMarket } from "../venues/model";
+import type { Venue } from "../venues/venue";
+import * as repo from "./repo";
+
+export interface CatalogLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export type VenueHealthStatus = "pending" | "ok" | "degraded" | "unreachable";
+
+export interface VenueHealth {
+  venue: VenueId;
+  status: VenueHealthStatus;
+  last_sync_started_at: string | null;
+  last_successful_sync_at: string | null;
+  last_sync_markets: number | null;
+  last_sync_duration_ms: number | null;
+  feed_connected: boolean;
+  last_error: string | null;
+  last_error_at: string | null;
+  consecutive_failures: number;
+  next_sync_at: string | null;
+}
+
+export interface MarketStatusChange {
+  market_id: string;
+  venue: VenueId;
+  previous: string | null;
+  status: string;
+  resolution: string | null;
+}
+
+/** Bus channel carrying MarketStatusChange messages (portfolio settles positions from it). */
+export const MARKET_STATUS_CHANNEL = "catalog.market_status";
+
+export interface CatalogOptions {
+  /** Seconds between full syncs of a healthy venue. */
+  intervalSeconds: number;
+  /** Ceiling for the retry backoff of a failing venue. */
+  maxBackoffSeconds?: number;
+  /** Markets written per transaction. */
+  batchSize?: number;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function marketRow(
+  market: VenueMarket,
+  nowIso: string,
+  previous?: { status_changed_at: string; first_seen_at: string; status: string },
+): repo.MarketRow {
+  return {
+    id: market.id,
+    venue: market.venue,
+    venue_market_id: market.venueMarketId,
+    event_id: market.eventId,
+    title: market.title,
+    question: market.question,
+    rules: market.rules,
+    settlement_source: market.settlementSource,
+    outcomes: JSON.stringify(market.outcomes),
+    status: market.status,
+    resolution: market.resolution,
+    open_time: market.openTime,
+    close_time: market.closeTime,
+    tick_size: market.tickSize,
+    min_size: market.minSize,
+    volume: market.volume,
+    volume_24h: market.volume24h,
+    liquidity: market.liquidity,
+    url: market.url,
+    last_price: market.lastPrice,
+    best_bid: market.bestBid,
+    best_ask: market.bestAsk,
+    neg_risk: market.negRisk ? 1 : 0,
+    fee_rate_bps: market.feeRateBps,
+    first_seen_at: previous?.first_seen_at ?? nowIso,
+    status_changed_at: previous && previous.status === market.status ? previous.status_changed_at : nowIso,
+    updated_at: nowIso,
+  };
+}
+
+function eventRow(event: VenueEvent, nowIso: string): repo.VenueEventRow {
+  return {
+    id: event.id,
+    venue: event.venue,
+    venue_event_id: event.venueEventId,
+    title: event.title,
+    category: event.category,
+    market_ids: JSON.stringify(event.marketIds),
+    close_time: event.closeTime,
+    url: event.url,
+    mutually_exclusive: event.mutuallyExclusive ? 1 : 0,
+    updated_at: nowIso,
+  };
+}
+
+export class CatalogService {
+  readonly #health = new Map<VenueId, VenueHealth>();
+  readonly #timers = new Map<VenueId, NodeJS.Timeout>();
+  readonly #running = new Map<VenueId, Promise<void>>();
+  #stopped = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly venues: ReadonlyMap<VenueId, Venue>,
+    private readonly clock: Clock,
+    private readonly bus: Bus,
+    private readonly log: CatalogLogger,
+    private readonly options: CatalogOptions,
+  ) {
+    for (const id of venues.keys()) {
+      this.#health.set(id, {
+        venue: id,
+        status: "pending",
+        last_sync_started_at: null,
+        last_successful_sync_at: null,
+        last_sync_markets: null,
+        last_sync_duration_ms: null,
+        feed_connected: false,
+        last_error: null,
+        last_error_at: null,
+        consecutive_failures: 0,
+        next_sync_at: null,
+      });
+    }
+  }
+
+  health(): VenueHealth[] {
+    return [...this.#health.values()].map((h) => ({ ...h }));
+  }
+
+  setFeedConnected(venue: VenueId, connected: boolean): void {
+    const health = this.#health.get(venue);
+    if (health) health.feed_connected = connected;
+  }
+
+  /** Starts background syncing of every venue; returns at once (the server serves meanwhile). */
+  start(): void {
+    this.#stopped = false;
+    for (const venue of this.venues.keys()) this.#schedule(venue, 0);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    for (const timer of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+    await Promise.allSettled(this.#running.values());
+  }
+
+  #schedule(venue: VenueId, delayMs: number): void {
+    if (this.#stopped) return;
+    const health = this.#health.get(venue)!;
+    health.next_sync_at = iso(this.clock.now() + delayMs);
+    const timer = setTimeout(() => {
+      this.#timers.delete(venue);
+      void this.syncVenue(venue).then(() => {
+        const failures = this.#health.get(venue)!.consecutive_failures;
+        const interval = this.options.intervalSeconds * 1000;
+        const backoff = Math.min(
+          (this.options.maxBackoffSeconds ?? 300) * 1000,
+          5_000 * 2 ** Math.max(0, failures - 1),
+        );
+        this.#schedule(venue, failures === 0 ? interval : Math.min(interval, backoff));
+      });
+    }, delayMs);
+    timer.unref();
+    this.#timers.set(venue, timer);
+  }
+
+  /** One full sync of a venue. Never throws: failures land in the venue's health and the log. */
+  async syncVenue(venueId: VenueId): Promise<void> {
+    const existing = this.#running.get(venueId);
+    if (existing) return existing;
+    const run = this.#sync(venueId).finally(() => this.#running.delete(venueId));
+    this.#running.set(venueId, run);
+    return run;
+  }
+
+  async #sync(venueId: VenueId): Promise<void> {
+    const venue = this.venues.get(venueId);
+    const health = this.#health.get(venueId);
+    if (!venue || !health) return;
+    const started = this.clock.now();
+    health.last_sync_started_at = iso(started);
+    const progress = (what: string) => (info: { page: number; items: number }) => {
+      if (info.page % 10 === 0)
+        this.log.info({ venue: venueId, page: info.page, items: info.items }, `catalog sync: ${what} so far`);
+    };
+    try {
+      this.log.info({ venue: venueId }, "catalog sync started");
+      const events = venue.capabilities.supports.events
+        ? await venue.listEvents({ status: "open" }, progress("events"))
+        : [];
+      const markets = await venue.listMarkets({ status: "open" }, progress("markets"));
+      const changes = await this.#store(venueId, events, markets);
+      const closedElsewhere = await this.#refreshVanished(venue, new Set(markets.map((m) => m.id)));
+      for (const change of [...changes, ...closedElsewhere]) {
+        await this.bus.publish(MARKET_STATUS_CHANNEL, change).catch(() => {});
+      }
+      const duration = this.clock.now() - started;
+      Object.assign(health, {
+        status: "ok",
+        last_successful_sync_at: iso(this.clock.now()),
+        last_sync_markets: markets.length,
+        last_sync_duration_ms: duration,
+        consecutive_failures: 0,
+      } satisfies Partial<VenueHealth>);
+      this.log.info(
+        {
+          venue: venueId,
+          events: events.length,
+          markets: markets.length,
+          status_changes: changes.length + closedElsewhere.length,
+          duration_ms: duration,
+        },
+        "catalog sync finished",
+      );
+    } catch (error) {
+      health.consecutive_failures += 1;
+      health.last_error = describe(error);
+      health.last_error_at = iso(this.clock.now());
+      health.status =
+        isVenueError(error) && (error.kind === "unavailable" || error.kind === "timeout")
+          ? "unreachable"
+          : "degraded";
+      this.log.warn(
+        { venue: venueId, error: health.last_error, failures: health.consecutive_failures },
+        `catalog sync failed: ${venueId} is ${health.status}; retrying with backoff`,
+      );
+    }
+  }
+
+  /** Writes events and markets in batches; returns the status changes it saw. */
+  async #store(
+    venueId: VenueId,
+    events: VenueEvent[],
+    markets: VenueMarket[],
+  ): Promise<MarketStatusChange[]> {
+    const nowIso = iso(this.clock.now());
+    const known = await repo.marketStatuses(this.db, venueId);
+    const changes: MarketStatusChange[] = [];
+    const batchSize = this.options.batchSize ?? 500;
+    for (let i = 0; i < events.length; i += batchSize) {
+      const batch = events.slice(i, i + batchSize);
+      await this.db.transaction().execute(async (trx) => {
+        for (const event of batch) await repo.upsertEvent(trx, eventRow(event, nowIso));
+      });
+    }
+    for (let i = 0; i < markets.length; i += batchSize) {
+      const batch = markets.slice(i, i + batchSize);
+      await this.db.transaction().execute(async (trx) => {
+        for (const market of batch) {
+          const previous = known.get(market.id);
+          await repo.upsertMarket(trx, marketRow(market, nowIso, previous));
+          if (previous && (previous.status !== market.status || previous.resolution !== market.resolution)) {
+            changes.push({
+              market_id: market.id,
+              venue: venueId,
+              previous: previous.status,
+              status: market.status,
+              resolution: market.resolution,
+            });
+          }
+        }
+      });
+    }
+    return changes;
+  }
+
+  /** Markets we hold as open that the venue no longer lists as open: ask each for its status. */
+  async #refreshVanished(venue: Venue, listed: Set<string>): Promise<MarketStatusChange[]> {
+    const known = await repo.marketStatuses(this.db, venue.id);
+    const vanished = [...known.entries()]
+      .filter(([id, row]) => row.status === "open" && !listed.has(id))
+      .map(([id]) => id);
+    const changes: MarketStatusChange[] = [];
+    const nowIso = iso(this.clock.now());
+    const concurrency = 4;
+    for (let i = 0; i < vanished.length; i += concurrency) {
+      await Promise.all(
+        vanished.slice(i, i + concurrency).map(async (id) => {
+          const previous = known.get(id)!;
+          try {
+            const market = await venue.getMarket(id);
+            await repo.upsertMarket(this.db, marketRow(market, nowIso, previous));
+            if (market.status !== previous.status) {
+              changes.push({
+                market_id: id,
+                venue: venue.id,
+                previous: previous.status,
+                status: market.status,
+                resolution: market.resolution,
+              });
+            }
+          } catch (error) {
+            if (isVenueError(error) && error.kind === "not_found") {
+              // Delisted: it can no longer trade.
+              await this.db
+                .updateTable("markets")
+                .set({ status: "closed", status_changed_at: nowIso, updated_at: nowIso })
+                .where("id", "=", id)
+                .execute();
+              changes.push({
+                market_id: id,
+                venue: venue.id,
+                previous: previous.status,
+                status: "closed",
+                resolution: null,
+              });
+            } else {
+              this.log.warn(
+                { venue: venue.id, market_id: id, error: describe(error) },
+                "could not refresh a market that left the open listing",
+              );
+            }
+          }
+        }),
+      );
+    }
+    return changes;
+  }
+}
+
+function describe(error: unknown): string {
+  if (isVenueError(error)) return `${error.kind}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
