@@ -29,16 +29,22 @@ export type Metrics = ReturnType<typeof createMetrics>;
 
 export const metricsPlugin = fp<{ metrics: Metrics }>(
   async (app: FastifyInstance, { metrics }) => {
+    // Resolved label children by "method route status": prom-client otherwise hashes the label
+    // object on every observation.
+    const children = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
     // Callback-style hook: no promise per request on the hot path.
     app.addHook("onResponse", (request, reply, done) => {
       // Unknown paths share one label so scanners cannot blow up the series count.
-      const labels = {
-        method: request.method,
-        route: request.routeOptions.url ?? "unmatched",
-        status: String(reply.statusCode),
-      };
-      metrics.requests.inc(labels);
-      metrics.latency.observe(labels, reply.elapsedTime / 1000);
+      const route = request.routeOptions.url ?? "unmatched";
+      const id = `${request.method} ${route} ${reply.statusCode}`;
+      let child = children.get(id);
+      if (!child) {
+        const labels = { method: request.method, route, status: String(reply.statusCode) };
+        child = { count: metrics.requests.labels(labels), latency: metrics.latency.labels(labels) };
+        children.set(id, child);
+      }
+      child.count.inc();
+      child.latency.observe(reply.elapsedTime / 1000);
       done();
     });
   },
