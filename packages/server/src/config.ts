@@ -34,7 +34,25 @@ export interface Config {
   trustProxy: boolean;
   /** Seconds between catalog syncs of each venue. */
   catalogSyncIntervalSeconds: number;
+  /** Venues to aggregate, from CROSSBOOK_VENUES. */
+  venues: Array<"polymarket" | "kalshi">;
+  venueUrls: {
+    polymarket: { gamma: string; clob: string; ws: string };
+    kalshi: { api: string; ws: string };
+  };
 }
+
+export const VENUE_URL_DEFAULTS = {
+  polymarket: {
+    gamma: "https://gamma-api.polymarket.com",
+    clob: "https://clob.polymarket.com",
+    ws: "wss://ws-subscriptions-clob.polymarket.com/ws",
+  },
+  kalshi: {
+    api: "https://api.elections.kalshi.com/trade-api/v2",
+    ws: "wss://api.elections.kalshi.com/trade-api/ws/v2",
+  },
+} as const;
 
 const LOG_LEVELS: LogLevel[] = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
@@ -71,6 +89,35 @@ export function loadConfig(env: Env = process.env): Config {
     if (["false", "0", "no"].includes(raw.toLowerCase())) return false;
     problems.push(`${name}=${JSON.stringify(raw)} is not valid: expected true or false`);
     return fallback;
+  };
+
+  const url = (name: string, fallback: string, protocols: string[]) => {
+    const value = text(name, fallback).replace(/\/+$/, "");
+    try {
+      if (protocols.includes(new URL(value).protocol)) return value;
+    } catch {
+      // reported below
+    }
+    problems.push(
+      `${name}=${JSON.stringify(value)} is not valid: expected a ${protocols.join(" or ")}//… URL`,
+    );
+    return fallback;
+  };
+  const venueList = (raw: string): Array<"polymarket" | "kalshi"> => {
+    if (raw.trim().toLowerCase() === "none") return [];
+    const names = raw
+      .split(",")
+      .map((v) => v.trim().toLowerCase())
+      .filter(Boolean);
+    const unknown = names.filter((n) => n !== "polymarket" && n !== "kalshi");
+    if (unknown.length > 0) {
+      problems.push(
+        `CROSSBOOK_VENUES=${JSON.stringify(raw)} is not valid: unknown ${unknown.join(", ")}; expected polymarket, kalshi or none`,
+      );
+    }
+    return [
+      ...new Set(names.filter((n): n is "polymarket" | "kalshi" => n === "polymarket" || n === "kalshi")),
+    ];
   };
 
   const host = text("HOST", "127.0.0.1");
@@ -130,6 +177,18 @@ export function loadConfig(env: Env = process.env): Config {
     enterpriseAgentDefaultRateLimit: integer("ENTERPRISE_AGENT_RATE_LIMIT", 50_000, 1, 10_000_000),
     trustProxy: boolean("TRUST_PROXY", false),
     catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
+    venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
+    venueUrls: {
+      polymarket: {
+        gamma: url("POLYMARKET_GAMMA_URL", VENUE_URL_DEFAULTS.polymarket.gamma, ["http:", "https:"]),
+        clob: url("POLYMARKET_CLOB_URL", VENUE_URL_DEFAULTS.polymarket.clob, ["http:", "https:"]),
+        ws: url("POLYMARKET_WS_URL", VENUE_URL_DEFAULTS.polymarket.ws, ["ws:", "wss:"]),
+      },
+      kalshi: {
+        api: url("KALSHI_API_URL", VENUE_URL_DEFAULTS.kalshi.api, ["http:", "https:"]),
+        ws: url("KALSHI_WS_URL", VENUE_URL_DEFAULTS.kalshi.ws, ["ws:", "wss:"]),
+      },
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
@@ -150,6 +209,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
     ...loadConfig({
       DATABASE_URL: "sqlite::memory:",
+      CROSSBOOK_VENUES: "none",
       LOG_LEVEL: "silent",
       PASSWORD_HASH_COST: "10",
       CROSSBOOK_MASTER_KEY: "00".repeat(32),

@@ -36,6 +36,23 @@ describe("config", () => {
     );
   });
 
+  it("enables venues and takes their base URLs from the environment", () => {
+    const defaults = loadConfig({});
+    expect(defaults.venues).toEqual(["polymarket", "kalshi"]);
+    expect(defaults.venueUrls.kalshi.api).toBe("https://api.elections.kalshi.com/trade-api/v2");
+    const custom = loadConfig({
+      CROSSBOOK_VENUES: " Kalshi ",
+      KALSHI_API_URL: "http://127.0.0.1:9000/trade-api/v2/",
+      POLYMARKET_WS_URL: "ws://127.0.0.1:9001/ws",
+    });
+    expect(custom.venues).toEqual(["kalshi"]);
+    expect(custom.venueUrls.kalshi.api).toBe("http://127.0.0.1:9000/trade-api/v2");
+    expect(custom.venueUrls.polymarket.ws).toBe("ws://127.0.0.1:9001/ws");
+    expect(loadConfig({ CROSSBOOK_VENUES: "none" }).venues).toEqual([]);
+    expect(() => loadConfig({ CROSSBOOK_VENUES: "manifold" })).toThrow(/CROSSBOOK_VENUES.*unknown manifold/);
+    expect(() => loadConfig({ KALSHI_WS_URL: "https://x" })).toThrow(/KALSHI_WS_URL.*ws: or wss:/);
+  });
+
   it("names every bad variable at once", () => {
     try {
       loadConfig({
