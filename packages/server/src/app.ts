@@ -127,8 +127,16 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
       .catch((error) => app.log.warn({ err: error }, "could not record key usage"));
   }, 15_000);
   usageTimer.unref();
+  // Expired sessions are useless; sweep them hourly so the table stays small.
+  const sessionSweep = setInterval(() => {
+    services.accounts
+      .deleteExpiredSessions()
+      .catch((error) => app.log.warn({ err: error }, "could not delete expired sessions"));
+  }, 3_600_000);
+  sessionSweep.unref();
   app.addHook("onClose", async () => {
     clearInterval(usageTimer);
+    clearInterval(sessionSweep);
     await services.catalog.stop();
     await services.apiKeys.stop();
   });

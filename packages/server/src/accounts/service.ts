@@ -175,6 +175,11 @@ export class AccountsService {
     return { id: row.id, account_id: row.account_id, expires_at: row.expires_at };
   }
 
+  /** Deletes sessions that expired more than a day ago; returns how many. */
+  async deleteExpiredSessions(): Promise<number> {
+    return repo.deleteExpiredSessions(this.db, new Date(this.clock.now() - 86_400_000).toISOString());
+  }
+
   async logout(sessionId: string): Promise<void> {
     await repo.revokeSession(this.db, sessionId, new Date(this.clock.now()).toISOString());
   }

@@ -91,6 +91,13 @@ describe.each(STORE_BACKENDS)("accounts and keys on %s", (store) => {
       expectError(await list(), 401, "UNAUTHORIZED");
     });
 
+    it("sweeps sessions a day past their expiry", async () => {
+      await signup(t.app);
+      t.clock.advance(3600_000 + 86_400_000 + 1);
+      expect(await t.services.accounts.deleteExpiredSessions()).toBeGreaterThan(0);
+      expect(await t.services.accounts.deleteExpiredSessions()).toBe(0);
+    });
+
     it("ends a session on logout", async () => {
       const { session } = await signup(t.app);
       const out = await t.app.inject({ method: "POST", url: "/v1/auth/logout", headers: bearer(session) });
