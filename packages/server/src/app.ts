@@ -11,6 +11,7 @@ import { accountRoutes } from "./accounts/routes";
 import { AccountsService } from "./accounts/service";
 import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
+import { LiveMarkets } from "./catalog/live";
 import { catalogRoutes } from "./catalog/routes";
 import { type CatalogLogger, CatalogService } from "./catalog/service";
 import { Outbox } from "./events/outbox";
@@ -28,6 +29,7 @@ export interface Services {
   apiKeys: ApiKeysService;
   outbox: Outbox;
   catalog: CatalogService;
+  live: LiveMarkets;
   venues: ReadonlyMap<VenueId, Venue>;
 }
 
@@ -69,7 +71,12 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
       intervalSeconds: runtime.config.catalogSyncIntervalSeconds,
     },
   );
-  return { accounts, apiKeys, outbox, catalog, venues };
+  const live = new LiveMarkets(runtime.store.db, venues, catalog, runtime.clock, options.log ?? silentLog, {
+    maxMarketsPerVenue: runtime.config.feedMaxMarketsPerVenue,
+    flushIntervalMs: 2_000,
+  });
+  catalog.onSynced((venue) => live.refresh(venue));
+  return { accounts, apiKeys, outbox, catalog, live, venues };
 }
 
 export interface BuildOptions {
@@ -138,6 +145,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     clearInterval(usageTimer);
     clearInterval(sessionSweep);
     await services.catalog.stop();
+    await services.live.stop();
     await services.apiKeys.stop();
   });
 
@@ -219,6 +227,9 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   if (options.register) await options.register(app);
 
   await app.ready();
-  if (options.startBackground) services.catalog.start();
+  if (options.startBackground) {
+    services.live.start();
+    services.catalog.start();
+  }
   return { app, services };
 }

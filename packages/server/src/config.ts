@@ -34,6 +34,8 @@ export interface Config {
   trustProxy: boolean;
   /** Seconds between catalog syncs of each venue. */
   catalogSyncIntervalSeconds: number;
+  /** Most markets per venue kept live over the venue's WebSocket feed (most traded first). */
+  feedMaxMarketsPerVenue: number;
   /** Venues to aggregate, from CROSSBOOK_VENUES. */
   venues: Array<"polymarket" | "kalshi">;
   venueUrls: {
@@ -177,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     enterpriseAgentDefaultRateLimit: integer("ENTERPRISE_AGENT_RATE_LIMIT", 50_000, 1, 10_000_000),
     trustProxy: boolean("TRUST_PROXY", false),
     catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
+    feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
     venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
     venueUrls: {
       polymarket: {

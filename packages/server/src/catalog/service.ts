@@ -111,6 +111,7 @@ export class CatalogService {
   readonly #health = new Map<VenueId, VenueHealth>();
   readonly #timers = new Map<VenueId, NodeJS.Timeout>();
   readonly #running = new Map<VenueId, Promise<void>>();
+  readonly #syncedListeners = new Set<(venue: VenueId) => void | Promise<void>>();
   #stopped = false;
 
   constructor(
@@ -140,6 +141,11 @@ export class CatalogService {
 
   health(): VenueHealth[] {
     return [...this.#health.values()].map((h) => ({ ...h }));
+  }
+
+  /** Called after each successful sync of a venue (the live feed resubscribes then). */
+  onSynced(listener: (venue: VenueId) => void | Promise<void>): void {
+    this.#syncedListeners.add(listener);
   }
 
   setFeedConnected(venue: VenueId, connected: boolean): void {
@@ -228,6 +234,13 @@ export class CatalogService {
         },
         "catalog sync finished",
       );
+      for (const listener of this.#syncedListeners) {
+        try {
+          await listener(venueId);
+        } catch (error) {
+          this.log.warn({ venue: venueId, error: describe(error) }, "post-sync step failed");
+        }
+      }
     } catch (error) {
       health.consecutive_failures += 1;
       health.last_error = describe(error);

@@ -5,7 +5,7 @@
  */
 import { VenueError } from "../../src/venues/errors";
 import type { OrderBook, VenueEvent, VenueId, VenueMarket } from "../../src/venues/model";
-import type { Venue, VenueCapabilities } from "../../src/venues/venue";
+import type { FeedEvent, FeedSubscription, Venue, VenueCapabilities } from "../../src/venues/venue";
 
 export function testMarket(venue: VenueId, key: string, overrides: Partial<VenueMarket> = {}): VenueMarket {
   return {
@@ -109,8 +109,32 @@ export class TestVenue implements Venue {
     this.#check("getPriceHistory");
     return [];
   }
-  async subscribe() {
-    return { add: async () => {}, remove: async () => {}, close: async () => {} };
+  /** The live subscription, as the layer above asked for it. */
+  subscribed = new Set<string>();
+  feedHandler: ((event: FeedEvent) => void) | undefined;
+
+  async subscribe(marketIds: string[], onEvent: (event: FeedEvent) => void): Promise<FeedSubscription> {
+    this.#check("subscribe");
+    for (const id of marketIds) this.subscribed.add(id);
+    this.feedHandler = onEvent;
+    onEvent({ kind: "connection", state: "connected" });
+    return {
+      add: async (ids) => {
+        for (const id of ids) this.subscribed.add(id);
+      },
+      remove: async (ids) => {
+        for (const id of ids) this.subscribed.delete(id);
+      },
+      close: async () => {
+        this.subscribed.clear();
+        this.feedHandler = undefined;
+      },
+    };
+  }
+
+  /** Pushes a feed event as the venue's WebSocket would. */
+  emit(event: FeedEvent): void {
+    this.feedHandler?.(event);
   }
   #noTrading(): never {
     throw new VenueError(this.id, "rejected", "trading is not simulated by TestVenue");
