@@ -1,0 +1,96 @@
+/**
+ * Exact units for the fake Kalshi. Prices are integer units of 1e-4 dollars (the 4 dp of the
+ * `*_dollars` strings), contract counts integer units of 1e-2 (the 2 dp of the `*_fp` strings), and
+ * cash integer micro-dollars (price unit × count unit = 1e-6 $). Strings appear only at the wire edge
+ * (VENUES.md §2.2 "Fixed-point"). Also the seeded RNG, stable hashes and Kalshi's taker-fee formula.
+ */
+import { createHash } from "node:crypto";
+
+/** Price units per dollar (0.0001 resolution). */
+export const PRICE_SCALE = 10_000;
+/** Count units per contract (0.01 resolution). */
+export const COUNT_SCALE = 100;
+/** Micro-dollars per dollar. */
+export const MICRO = 1_000_000;
+
+function fixed(value: number | bigint, scale: number, dp: number): string {
+  const v = BigInt(value);
+  const neg = v < 0n;
+  const abs = neg ? -v : v;
+  const s = BigInt(scale);
+  const whole = abs / s;
+  const fracDigits = String(scale).length - 1;
+  const frac = (abs % s).toString().padStart(fracDigits, "0").slice(0, dp).padEnd(dp, "0");
+  return `${neg ? "-" : ""}${whole}${dp > 0 ? `.${frac}` : ""}`;
+}
+
+/** Price units → `"0.4200"`. */
+export const fmtDollars = (priceUnits: number): string => fixed(priceUnits, PRICE_SCALE, 4);
+/** Count units → `"10.00"`. */
+export const fmtFp = (countUnits: number): string => fixed(countUnits, COUNT_SCALE, 2);
+/** Micro-dollars → `"1000.0000"` (truncated toward zero at 4 dp). */
+export const fmtMicroDollars = (micro: number): string => fixed(micro, MICRO, 4);
+/** Micro-dollars → whole cents, rounded down (the venue's integer `balance`). */
+export const microToCents = (micro: number): number => Math.floor(micro / 10_000);
+
+/**
+ * Decimal text → integer units at `scale`, accepting between `minDp` and `maxDp` decimals.
+ * Returns null on anything else (sign, exponent, too many decimals, garbage).
+ */
+export function parseDecimal(input: unknown, scale: number, minDp: number, maxDp: number): number | null {
+  if (typeof input !== "string") return null;
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(input.trim());
+  if (!m) return null;
+  const frac = m[2] ?? "";
+  if (frac.length < minDp || frac.length > maxDp) return null;
+  const digits = String(scale).length - 1;
+  if (frac.length > digits && /[1-9]/.test(frac.slice(digits))) return null;
+  const n = Number(m[1]) * scale + Number(frac.slice(0, digits).padEnd(digits, "0") || "0");
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/** Request prices: 2–4 dp dollar strings (VENUES.md §2.2). */
+export const parsePriceDollars = (input: unknown): number | null => parseDecimal(input, PRICE_SCALE, 2, 4);
+/** Request counts: 0–2 dp fp strings (VENUES.md §2.2). */
+export const parseCountFp = (input: unknown): number | null => parseDecimal(input, COUNT_SCALE, 0, 2);
+
+/**
+ * Kalshi's published taker fee: ceil(0.07 × C × P × (1 − P)) rounded up to the next cent.
+ * In units: 7·Cu·Pu·(1e4 − Pu) / 1e10 cents, with BigInt so large orders stay exact.
+ */
+export function takerFeeCents(countUnits: number, priceUnits: number): number {
+  const num = 7n * BigInt(countUnits) * BigInt(priceUnits) * BigInt(PRICE_SCALE - priceUnits);
+  const den = 10_000_000_000n;
+  return Number((num + den - 1n) / den);
+}
+
+/** Deterministic PRNG (mulberry32); same seed, same sequence. */
+export class Rng {
+  private state: number;
+  constructor(seed: number) {
+    this.state = seed >>> 0 || 0x2545f491;
+  }
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+}
+
+/** 32-bit hash of text, for seeding per-market generators. */
+export function hash32(text: string): number {
+  return Number.parseInt(createHash("sha256").update(text).digest("hex").slice(0, 8), 16);
+}
+
+/** A UUID-shaped id derived from text (Kalshi market ids, order ids and trade ids are UUIDs). */
+export function uuidFrom(text: string): string {
+  const h = createHash("sha256").update(text).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export const isoFromMs = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
