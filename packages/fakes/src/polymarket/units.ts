@@ -1,0 +1,90 @@
+/**
+ * Exact units for the fake Polymarket. Prices live as integer units of 1e-4 (the finest CLOB tick),
+ * share sizes and pUSD cash as integer micro-units (6 decimals, as on-chain), and they turn into
+ * the venue's decimal strings only at the wire edge. Also the seeded RNG and the hashes used to
+ * derive stable ids from seed keys.
+ */
+import { createHash } from "node:crypto";
+
+/** Price units per 1.0 (0.0001 resolution). */
+export const PRICE_SCALE = 10_000;
+/** Micro-units per share or per pUSD. */
+export const MICRO = 1_000_000;
+
+/** Integer → decimal string with trailing zeros removed ("0.5", "1000", "219.217767"). */
+export function fmtScaled(value: number | bigint, scale: number): string {
+  const v = BigInt(value);
+  const neg = v < 0n;
+  const abs = neg ? -v : v;
+  const s = BigInt(scale);
+  const whole = abs / s;
+  let frac = (abs % s).toString().padStart(String(scale).length - 1, "0");
+  frac = frac.replace(/0+$/, "");
+  return `${neg ? "-" : ""}${whole}${frac ? `.${frac}` : ""}`;
+}
+
+export const fmtPrice = (units: number): string => fmtScaled(units, PRICE_SCALE);
+export const fmtSize = (micro: number | bigint): string => fmtScaled(micro, MICRO);
+export const priceNum = (units: number): number => units / PRICE_SCALE;
+export const sizeNum = (micro: number | bigint): number => Number(micro) / MICRO;
+
+/** Decimal string/number → integer units at `scale`; null if not exactly representable. */
+export function parseScaled(input: string | number, scale: number): number | null {
+  const str = typeof input === "number" ? input.toString() : input.trim();
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(str);
+  if (!m) return null;
+  const digits = String(scale).length - 1;
+  const frac = (m[2] ?? "").replace(/0+$/, "");
+  if (frac.length > digits) return null;
+  return Number(m[1]) * scale + Number(frac.padEnd(digits, "0") || "0");
+}
+
+/** Round a float probability to the nearest multiple of `tickUnits` price units. */
+export function snapPrice(p: number, tickUnits: number): number {
+  return Math.round((p * PRICE_SCALE) / tickUnits) * tickUnits;
+}
+
+/** Deterministic PRNG (mulberry32); same seed, same sequence. */
+export class Rng {
+  private state: number;
+  constructor(seed: number) {
+    this.state = seed >>> 0 || 0x9e3779b9;
+  }
+  next(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)] as T;
+  }
+}
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** 32-bit hash of a string, for seeding per-market generators. */
+export function hash32(text: string): number {
+  return Number.parseInt(sha256Hex(text).slice(0, 8), 16);
+}
+
+/** uint256 as a decimal string, derived from text (the shape of CLOB token ids). */
+export function uint256Decimal(text: string): string {
+  return BigInt(`0x${sha256Hex(text)}`).toString(10);
+}
+
+/** 0x-prefixed 32-byte hex derived from text (the shape of condition and question ids). */
+export function bytes32Hex(text: string): `0x${string}` {
+  return `0x${sha256Hex(text)}`;
+}
+
+export function uuidFrom(text: string): string {
+  const h = sha256Hex(text);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
