@@ -1,0 +1,85 @@
+/** Quote math: the price definition, spread, 24-hour change and volume, with an injected clock. */
+import { describe, expect, it } from "vitest";
+import { QuoteBook } from "../../src/prices/quotes";
+import type { FeedEvent } from "../../src/venues/venue";
+
+const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+
+const book = (bid: number | null, ask: number | null): FeedEvent => ({
+  kind: "book",
+  book: {
+    marketId: "m",
+    yes: {
+      bids: bid === null ? [] : [{ price: bid, size: 1 }],
+      asks: ask === null ? [] : [{ price: ask, size: 1 }],
+    },
+    no: { bids: [], asks: [] },
+    timestamp: "t",
+    sequence: null,
+  },
+});
+const trade = (price: number, size: number, outcome: "yes" | "no" = "yes"): FeedEvent => ({
+  kind: "trade",
+  trade: { marketId: "m", outcome, price, size, takerSide: "buy", timestamp: "t", venueTradeId: null },
+});
+
+describe("QuoteBook", () => {
+  it("prices at the midpoint when both sides exist, else the last trade", () => {
+    const quotes = new QuoteBook();
+    expect(quotes.apply(book(400_000, null), T0)?.price).toBeNull();
+    expect(quotes.apply(trade(410_000, 5_000_000), T0)?.price).toBe(410_000);
+    const q = quotes.apply(book(400_000, 450_000), T0)!;
+    expect(q).toMatchObject({
+      price: 425_000,
+      bestBid: 400_000,
+      bestAsk: 450_000,
+      spread: 50_000,
+      lastTradePrice: 410_000,
+    });
+    expect(quotes.apply(book(null, 450_000), T0)?.price).toBe(410_000);
+  });
+
+  it("treats a NO trade at p as YES at 1 - p", () => {
+    const quotes = new QuoteBook();
+    expect(quotes.apply(trade(700_000, 1, "no"), T0)?.lastTradePrice).toBe(300_000);
+  });
+
+  it("measures the 24-hour change from the price a day ago", () => {
+    const quotes = new QuoteBook();
+    quotes.apply(trade(500_000, 1_000_000), T0);
+    expect(quotes.get("m", T0)?.change24h).toBeNull();
+    quotes.apply(trade(550_000, 1_000_000), T0 + 12 * HOUR);
+    // Exactly 24 hours on, the price of the minute a day earlier is the reference.
+    const q = quotes.apply(trade(600_000, 1_000_000), T0 + 24 * HOUR - MIN)!;
+    expect(q.change24h).toBe(100_000);
+    expect(q.changePct24h).toBe(20);
+    // A day after that first minute it falls out of the window.
+    expect(quotes.get("m", T0 + 25 * HOUR)?.change24h).toBeNull();
+  });
+
+  it("sums traded volume over the last 24 hours only", () => {
+    const quotes = new QuoteBook();
+    quotes.apply(trade(500_000, 2_000_000), T0);
+    quotes.apply(trade(500_000, 3_000_000), T0 + 6 * HOUR);
+    expect(quotes.get("m", T0 + 6 * HOUR)?.volume24h).toBe(5_000_000);
+    expect(quotes.get("m", T0 + 24 * HOUR)?.volume24h).toBe(3_000_000);
+    expect(quotes.get("m", T0 + 31 * HOUR)?.volume24h).toBe(0);
+    // A long silence (days) clears the ring without walking it minute by minute forever.
+    expect(quotes.apply(trade(500_000, 1_000_000), T0 + 30 * 24 * HOUR)?.volume24h).toBe(1_000_000);
+  });
+
+  it("accepts a backfilled price for the minute a day ago", () => {
+    const quotes = new QuoteBook();
+    const now = T0 + 24 * HOUR;
+    quotes.seedPrice("m", now - 24 * HOUR + MIN, 200_000, now);
+    const q = quotes.apply(trade(300_000, 1), now)!;
+    expect(q.change24h).toBe(100_000);
+    expect(q.changePct24h).toBe(50);
+  });
+
+  it("ignores events that carry no price", () => {
+    expect(new QuoteBook().apply({ kind: "connection", state: "connected" }, T0)).toBeUndefined();
+  });
+});
