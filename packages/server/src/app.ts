@@ -16,6 +16,7 @@ import { catalogRoutes } from "./catalog/routes";
 import { type CatalogLogger, CatalogService } from "./catalog/service";
 import { Outbox } from "./events/outbox";
 import { authPlugin } from "./http/auth";
+import { lazyChildLoggerFactory } from "./http/lazy-logger";
 import { plumbing } from "./http/plumbing";
 import { newId } from "./infra/ids";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
@@ -96,6 +97,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     // never headers or bodies, and no code here logs a key, token or password. (pino's redact
     // option would cost a quarter of the hot path's throughput for fields we never log.)
     logger: { level: config.logLevel },
+    childLoggerFactory: lazyChildLoggerFactory,
     // Per-request access lines only at debug: at info they would cost more than the request.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== "debug" && config.logLevel !== "trace",

@@ -103,6 +103,8 @@ export function looksLikeApiKey(secret: string): boolean {
 export class ApiKeysService {
   readonly #cache = new Map<string, { value: AuthenticatedKey; expiresAt: number }>();
   #cacheStoreVersion: number | undefined;
+  /** secret -> SHA-256, for secrets already verified: skips hashing on the hot path. Bounded. */
+  readonly #hashes = new Map<string, string>();
   /** key id -> last use (ms); written to the store in batches. */
   readonly #usage = new Map<string, number>();
   #unsubscribe: (() => Promise<void>) | undefined;
@@ -257,10 +259,12 @@ export class ApiKeysService {
     if (version !== this.#cacheStoreVersion) {
       // Another process wrote to the store (e.g. `crossbook keys revoke`): trust nothing cached.
       this.#cache.clear();
+      this.#hashes.clear();
       this.#cacheStoreVersion = version;
       return null;
     }
-    const cached = this.#cache.get(sha256Hex(secret));
+    const hash = this.#hashes.get(secret);
+    const cached = hash === undefined ? undefined : this.#cache.get(hash);
     if (!cached || cached.expiresAt <= now) return null;
     this.#usage.set(cached.value.key.id, now);
     return cached.value;
@@ -282,8 +286,12 @@ export class ApiKeysService {
     if (!account) return undefined;
     const key = toApiKey(row);
     const value = { key, account, permissions: effectivePermissions(key.permissions) };
-    if (this.#cache.size >= CACHE_MAX_ENTRIES) this.#cache.clear();
+    if (this.#cache.size >= CACHE_MAX_ENTRIES) {
+      this.#cache.clear();
+      this.#hashes.clear();
+    }
     this.#cache.set(hash, { value, expiresAt: now + CACHE_TTL_MS });
+    this.#hashes.set(secret, hash);
     this.#usage.set(key.id, now);
     return value;
   }
