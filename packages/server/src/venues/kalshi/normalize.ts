@@ -1,0 +1,889 @@
+/**
+ * Kalshi JSON -> crossbook model, as pure functions (no I/O, no clock: "now" is passed in).
+ *
+ * Why this module exists on its own: Kalshi finished its fixed-point migration (VENUES.md §0.2), so
+ * every price is a `*_dollars` string and every count an `*_fp` string; the legacy integer-cents
+ * fields are gone and are never read here. Keeping the parsing pure lets every payload shape be
+ * tested offline from fixtures written from the docs.
+ *
+ * Bad input: a market whose required fields do not parse throws `KalshiParseError` naming its
+ * ticker (the caller logs and skips it); an unknown enum value or a missing optional field goes to
+ * `report(kind, detail)` so the caller can log each kind once.
+ */
+import { complement, MICROS, type Micros, parseMicros } from "../decimal";
+import { VenueError } from "../errors";
+import type {
+  BookLevel,
+  Candle,
+  CandleInterval,
+  MarketStatus,
+  OrderBook,
+  Outcome,
+  Resolution,
+  Trade,
+  VenueEvent,
+  VenueMarket,
+} from "../model";
+import { marketId, type VenueFill, type VenueOrder, type VenuePosition } from "../venue";
+
+export type Report = (kind: string, detail: Record<string, unknown>) => void;
+
+export interface NormalizeContext {
+  report: Report;
+  /** ISO time used where the venue gives none (e.g. a market without `updated_time`). */
+  now: string;
+}
+
+/** Event facts a market needs but does not carry itself (settlement sources, series). */
+export interface EventInfo {
+  eventTicker: string;
+  seriesTicker: string | null;
+  title: string;
+  settlementSource: string | null;
+}
+
+type Json = Record<string, unknown>;
+
+/** A Kalshi object that could not be turned into our model; names the ticker it concerns. */
+export class KalshiParseError extends VenueError {
+  constructor(
+    readonly ticker: string,
+    reason: string,
+  ) {
+    super("kalshi", "bad_response", `kalshi ${ticker}: ${reason}`);
+    this.name = "KalshiParseError";
+  }
+}
+
+export const KALSHI_WEB_URL = "https://kalshi.com";
+
+// ---------------------------------------------------------------------------------------------
+// Small readers: venue JSON is `unknown` until proven otherwise.
+
+export function asObject(value: unknown): Json | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
+}
+
+function text(o: Json, key: string): string | undefined {
+  const v = o[key];
+  return typeof v === "string" && v.length > 0 ? v : undefined;
+}
+
+const POW10 = [1_000_000, 100_000, 10_000, 1_000, 100, 10, 1];
+
+/**
+ * `parseMicros` with a fast path for the plain "0.4200" / "10.00" strings the feed sends at rate;
+ * anything unusual (sign, spaces, > 6 places, huge values) goes to `parseMicros`, so both accept
+ * exactly the same inputs.
+ */
+export function decimalMicros(input: string | number): Micros | undefined {
+  if (typeof input !== "string") return parseMicros(input);
+  const n = input.length;
+  if (n === 0 || n > 16) return parseMicros(input);
+  let whole = 0;
+  let wholeDigits = 0;
+  let frac = 0;
+  let fracDigits = 0;
+  let dot = false;
+  for (let i = 0; i < n; i++) {
+    const c = input.charCodeAt(i);
+    if (c === 46 && !dot) {
+      dot = true;
+      continue;
+    }
+    if (c < 48 || c > 57) return parseMicros(input);
+    if (dot) {
+      if (fracDigits === 6) return parseMicros(input);
+      frac = frac * 10 + (c - 48);
+      fracDigits++;
+    } else {
+      whole = whole * 10 + (c - 48);
+      wholeDigits++;
+    }
+  }
+  if (wholeDigits === 0 || (dot && fracDigits === 0) || wholeDigits > 9) return parseMicros(input);
+  return whole * 1_000_000 + frac * POW10[fracDigits]!;
+}
+
+/** An optional fixed-point field: absent -> undefined, present but malformed -> parse error. */
+function optMicros(o: Json, key: string, ticker: string): Micros | undefined {
+  const v = o[key];
+  if (v === undefined || v === null || v === "") return undefined;
+  if (typeof v !== "string" && typeof v !== "number") {
+    throw new KalshiParseError(ticker, `${key} is not a decimal: ${JSON.stringify(v)}`);
+  }
+  const parsed = decimalMicros(v);
+  if (parsed === undefined)
+    throw new KalshiParseError(ticker, `${key} is not a decimal: ${JSON.stringify(v)}`);
+  return parsed;
+}
+
+/** A fixed-point field we expect on every object; reported (once per kind) when absent. */
+function expectedMicros(o: Json, key: string, ticker: string, ctx: NormalizeContext, fallback: Micros) {
+  const value = optMicros(o, key, ticker);
+  if (value === undefined) {
+    ctx.report(`missing_field:${key}`, { ticker });
+    return fallback;
+  }
+  return value;
+}
+
+function isoTime(o: Json, key: string): string | null {
+  const v = o[key];
+  if (typeof v === "string" && v.length > 0) {
+    const ms = Date.parse(v);
+    return Number.isNaN(ms) ? null : new Date(ms).toISOString();
+  }
+  if (typeof v === "number" && Number.isFinite(v)) return secondsOrMsToIso(v);
+  return null;
+}
+
+/** Kalshi mixes unix seconds (`ts`) and milliseconds (`ts_ms`); anything past year 33658 is ms. */
+export function secondsOrMsToIso(value: number): string {
+  return new Date(value > 1e12 ? value : value * 1000).toISOString();
+}
+
+let lastMs = Number.NaN;
+let lastIso = "";
+
+/** Prefers `ts_ms`, then `ts` (seconds or ISO), else the given fallback. */
+function messageTime(o: Json, fallback: string): string {
+  const ms = o["ts_ms"];
+  if (typeof ms === "number" && Number.isFinite(ms)) {
+    // Feed messages arrive in bursts sharing a millisecond; formatting a date is the costly part.
+    if (ms !== lastMs) {
+      lastIso = new Date(ms).toISOString();
+      lastMs = ms;
+    }
+    return lastIso;
+  }
+  return isoTime(o, "ts") ?? fallback;
+}
+
+export function tickerFromMarketId(id: string): string {
+  return id.startsWith("kalshi:") ? id.slice("kalshi:".length) : id;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markets and events — VENUES.md §2.2 (Market object, EventData).
+
+/**
+ * Multivariate combo ("MVE") markets are excluded everywhere (VENUES.md §2.2 gotcha): we request
+ * `mve_filter=exclude` and also drop any that slip through, recognised by their collection ticker,
+ * their selected legs, or the `KXMVE` ticker prefix.
+ */
+export function isMveMarket(raw: unknown): boolean {
+  const o = asObject(raw);
+  if (!o) return false;
+  if (text(o, "mve_collection_ticker")) return true;
+  const legs = o["mve_selected_legs"];
+  if (Array.isArray(legs) && legs.length > 0) return true;
+  const ticker = text(o, "ticker") ?? "";
+  return ticker.startsWith("KXMVE");
+}
+
+const STATUS: Record<string, MarketStatus> = {
+  active: "open",
+  open: "open", // the filter vocabulary, seen on some objects
+  initialized: "closed", // not yet open for trading
+  unopened: "closed",
+  inactive: "closed", // paused
+  paused: "closed",
+  closed: "closed",
+  disputed: "closed", // outcome contested: not final, not tradable
+  determined: "resolved",
+  amended: "resolved",
+  finalized: "resolved",
+  settled: "resolved",
+};
+
+/**
+ * Market `status` + `result` -> our status and resolution (VENUES.md §2.2: status ∈ initialized,
+ * inactive, active, closed, determined, disputed, amended, finalized; result ∈ yes, no, scalar, "").
+ * A resolved-looking status without a result is kept `closed` until the result appears; an unknown
+ * status is reported and treated as `closed` (never trade what we do not understand).
+ */
+export function mapStatus(
+  status: string | undefined,
+  result: string | undefined,
+  ticker: string,
+  report: Report,
+): { status: MarketStatus; resolution: Resolution | null } {
+  let mapped = status === undefined ? undefined : STATUS[status];
+  if (mapped === undefined) {
+    report("unknown_market_status", { ticker, status: status ?? null });
+    mapped = "closed";
+  }
+  const resolution = mapResult(result, ticker, report);
+  if (mapped === "resolved") {
+    if (resolution === null) {
+      report("resolved_without_result", { ticker, status });
+      return { status: "closed", resolution: null };
+    }
+    return { status: "resolved", resolution };
+  }
+  return { status: mapped, resolution: null };
+}
+
+function mapResult(result: string | undefined, ticker: string, report: Report): Resolution | null {
+  if (result === undefined || result === "") return null;
+  if (result === "yes" || result === "no") return result;
+  if (result === "scalar") {
+    // A scalar settlement pays a fraction to both sides; our model has no partial resolution.
+    report("scalar_result", { ticker });
+    return "void";
+  }
+  if (result === "void" || result === "all_no" || result === "all_yes") {
+    report("unusual_result", { ticker, result });
+    return result === "void" ? "void" : result === "all_yes" ? "yes" : "no";
+  }
+  report("unknown_market_result", { ticker, result });
+  return null;
+}
+
+const TICK_BY_STRUCTURE: Record<string, Micros> = {
+  linear_cent: 10_000,
+  tapered_deci_cent: 1_000, // 0.001 near the ends, 0.01 in the middle: the finest tick is what orders may use
+  deci_cent: 1_000,
+};
+
+/** Smallest valid price increment: `price_ranges` steps when given, else `price_level_structure`. */
+function tickSize(o: Json, ticker: string, ctx: NormalizeContext): Micros {
+  const ranges = o["price_ranges"];
+  if (Array.isArray(ranges) && ranges.length > 0) {
+    let smallest: Micros | undefined;
+    for (const range of ranges) {
+      const r = asObject(range);
+      const step = r ? optMicros(r, "step", ticker) : undefined;
+      if (step !== undefined && step > 0 && (smallest === undefined || step < smallest)) smallest = step;
+    }
+    if (smallest !== undefined) return smallest;
+  }
+  const structure = text(o, "price_level_structure");
+  const tick = structure === undefined ? undefined : TICK_BY_STRUCTURE[structure];
+  if (tick === undefined) {
+    ctx.report(structure ? "unknown_price_level_structure" : "missing_field:price_level_structure", {
+      ticker,
+      structure: structure ?? null,
+    });
+    return 10_000;
+  }
+  return tick;
+}
+
+/** Settlement sources of an event as one line: "Name (url); Name2". */
+export function settlementSourceText(rawSources: unknown): string | null {
+  if (!Array.isArray(rawSources)) return null;
+  const parts: string[] = [];
+  for (const s of rawSources) {
+    const o = asObject(s);
+    if (!o) continue;
+    const name = text(o, "name");
+    const url = text(o, "url");
+    if (name && url) parts.push(`${name} (${url})`);
+    else if (name ?? url) parts.push((name ?? url)!);
+  }
+  return parts.length > 0 ? parts.join("; ") : null;
+}
+
+/** Kalshi's web page for an event. The path form is not in VENUES.md (unverified); event pages resolve by ticker. */
+export function kalshiUrl(eventTicker: string | null, ticker: string): string {
+  return `${KALSHI_WEB_URL}/markets/${(eventTicker ?? ticker).toLowerCase()}`;
+}
+
+/**
+ * VENUES.md §2.2 "Market object" -> VenueMarket. Reads only fixed-point fields.
+ * Bid "0.0000", ask "1.0000" and last "0.0000" are Kalshi's "nothing there" values -> null.
+ */
+export function normalizeMarket(raw: unknown, ctx: NormalizeContext, event?: EventInfo): VenueMarket {
+  const o = asObject(raw);
+  if (!o) throw new KalshiParseError("<unknown>", "market is not an object");
+  const ticker = text(o, "ticker");
+  if (!ticker) throw new KalshiParseError("<unknown>", "market has no ticker");
+  const title = text(o, "title");
+  if (!title) throw new KalshiParseError(ticker, "market has no title");
+  const eventTicker = text(o, "event_ticker") ?? null;
+  if (!eventTicker) ctx.report("missing_field:event_ticker", { ticker });
+  const status = text(o, "status");
+  if (status === undefined) ctx.report("missing_field:status", { ticker });
+  const { status: ourStatus, resolution } = mapStatus(status, text(o, "result"), ticker, ctx.report);
+
+  const bid = optMicros(o, "yes_bid_dollars", ticker);
+  const ask = optMicros(o, "yes_ask_dollars", ticker);
+  const last = optMicros(o, "last_price_dollars", ticker);
+  for (const [key, v] of [
+    ["yes_bid_dollars", bid],
+    ["yes_ask_dollars", ask],
+    ["last_price_dollars", last],
+  ] as const) {
+    if (v !== undefined && (v < 0 || v > MICROS)) throw new KalshiParseError(ticker, `${key} out of 0..1`);
+  }
+
+  const rules = [text(o, "rules_primary"), text(o, "rules_secondary")].filter(Boolean).join("\n\n");
+  const yesSub = text(o, "yes_sub_title");
+  const noSub = text(o, "no_sub_title");
+  const fractional = o["fractional_trading_enabled"] === true;
+
+  return {
+    id: marketId("kalshi", ticker),
+    venue: "kalshi",
+    venueMarketId: ticker,
+    eventId: eventTicker ? marketId("kalshi", eventTicker) : null,
+    title,
+    // Sibling markets of one event often share a title; the YES subtitle names the strike.
+    question: yesSub && !title.includes(yesSub) ? `${title} (${yesSub})` : title,
+    rules: rules.length > 0 ? rules : null,
+    settlementSource: event?.settlementSource ?? null,
+    outcomes: {
+      yes: { label: yesSub ?? "Yes", venueTokenId: "yes" },
+      no: { label: noSub ?? "No", venueTokenId: "no" },
+    },
+    status: ourStatus,
+    resolution,
+    openTime: isoTime(o, "open_time"),
+    closeTime: isoTime(o, "close_time"),
+    tickSize: tickSize(o, ticker, ctx),
+    minSize: fractional ? 10_000 : MICROS,
+    volume: expectedMicros(o, "volume_fp", ticker, ctx, 0),
+    volume24h: expectedMicros(o, "volume_24h_fp", ticker, ctx, 0),
+    // `liquidity_dollars` is deprecated and always "0.0000" (VENUES.md §2.2); absent is fine.
+    liquidity: optMicros(o, "liquidity_dollars", ticker) ?? 0,
+    url: kalshiUrl(eventTicker, ticker),
+    lastPrice: last === undefined || last === 0 ? null : last,
+    bestBid: bid === undefined || bid === 0 ? null : bid,
+    bestAsk: ask === undefined || ask >= MICROS ? null : ask,
+    negRisk: false,
+    feeRateBps: null,
+    updatedAt: isoTime(o, "updated_time") ?? ctx.now,
+  };
+}
+
+/**
+ * A page of markets: MVE markets dropped, unparsable ones reported with their ticker and skipped,
+ * never failing the page.
+ */
+export function normalizeMarkets(
+  raws: unknown,
+  ctx: NormalizeContext,
+  eventFor: (eventTicker: string) => EventInfo | undefined = () => undefined,
+): { markets: VenueMarket[]; skipped: string[]; mveDropped: number } {
+  const markets: VenueMarket[] = [];
+  const skipped: string[] = [];
+  let mveDropped = 0;
+  if (!Array.isArray(raws)) {
+    ctx.report("markets_not_an_array", {});
+    return { markets, skipped, mveDropped };
+  }
+  for (const raw of raws) {
+    if (isMveMarket(raw)) {
+      mveDropped += 1;
+      continue;
+    }
+    try {
+      const eventTicker = text(asObject(raw) ?? {}, "event_ticker");
+      markets.push(normalizeMarket(raw, ctx, eventTicker ? eventFor(eventTicker) : undefined));
+    } catch (error) {
+      if (!(error instanceof KalshiParseError)) throw error;
+      skipped.push(error.ticker);
+      ctx.report("market_parse_failed", { ticker: error.ticker, error: error.message });
+    }
+  }
+  return { markets, skipped, mveDropped };
+}
+
+/** VENUES.md §2.2 "EventData" -> the event facts markets borrow. */
+export function eventInfo(raw: unknown): EventInfo | undefined {
+  const o = asObject(raw);
+  const eventTicker = o ? text(o, "event_ticker") : undefined;
+  if (!o || !eventTicker) return undefined;
+  return {
+    eventTicker,
+    seriesTicker: text(o, "series_ticker") ?? null,
+    title: text(o, "title") ?? eventTicker,
+    settlementSource: settlementSourceText(o["settlement_sources"]),
+  };
+}
+
+/**
+ * VENUES.md §2.2 "EventData" (with `with_nested_markets=true`) -> VenueEvent plus its markets.
+ * The event's close time is the latest close of its markets (the strike date when it has none).
+ */
+export function normalizeEvent(
+  raw: unknown,
+  ctx: NormalizeContext,
+): { event: VenueEvent; info: EventInfo; markets: VenueMarket[] } {
+  const o = asObject(raw);
+  const info = eventInfo(raw);
+  if (!o || !info) throw new KalshiParseError("<event>", "event has no event_ticker");
+  if (!text(o, "title")) ctx.report("missing_field:event.title", { event_ticker: info.eventTicker });
+  const { markets } = normalizeMarkets(o["markets"] ?? [], ctx, () => info);
+  const closes = markets.map((m) => m.closeTime).filter((t): t is string => t !== null);
+  const closeTime = closes.length > 0 ? closes.sort().at(-1)! : isoTime(o, "strike_date");
+  const category = text(o, "category") ?? null;
+  return {
+    info,
+    markets,
+    event: {
+      id: marketId("kalshi", info.eventTicker),
+      venue: "kalshi",
+      venueEventId: info.eventTicker,
+      title: info.title,
+      category,
+      marketIds: markets.map((m) => m.id),
+      closeTime: closeTime ?? null,
+      url: kalshiUrl(info.eventTicker, info.eventTicker),
+      mutuallyExclusive: o["mutually_exclusive"] === true,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Order book — VENUES.md §2.3 (`orderbook_fp`, bids only on both sides, ascending, best last).
+
+/** `[["0.4200","13.00"], ...]` -> levels (unsorted); zero-size levels dropped. */
+export function parseLevels(raw: unknown, ticker: string, field: string): BookLevel[] {
+  if (raw === undefined || raw === null) return []; // an empty side may be omitted or null
+  if (!Array.isArray(raw)) throw new KalshiParseError(ticker, `${field} is not an array`);
+  const levels: BookLevel[] = [];
+  for (const entry of raw) {
+    if (!Array.isArray(entry) || entry.length < 2) {
+      throw new KalshiParseError(ticker, `${field} has a malformed level ${JSON.stringify(entry)}`);
+    }
+    const price = typeof entry[0] === "string" ? decimalMicros(entry[0]) : undefined;
+    const size = typeof entry[1] === "string" ? decimalMicros(entry[1]) : undefined;
+    if (price === undefined || size === undefined || price <= 0 || price >= MICROS || size < 0) {
+      throw new KalshiParseError(ticker, `${field} has a malformed level ${JSON.stringify(entry)}`);
+    }
+    if (size > 0) levels.push({ price, size });
+  }
+  return levels;
+}
+
+/**
+ * Both outcomes' books from the two BID ladders Kalshi gives. YES bids are `yes`, NO bids are
+ * `no`; a YES ask at 1 − p is implied by every NO bid at p, and a NO ask by every YES bid. Bids
+ * best (highest) first, asks best (lowest) first. An empty side stays empty.
+ */
+export function bookFromBids(
+  ticker: string,
+  yesBids: BookLevel[],
+  noBids: BookLevel[],
+  timestamp: string,
+  sequence: number | null,
+): OrderBook {
+  const desc = (a: BookLevel, b: BookLevel) => b.price - a.price;
+  const yes = [...yesBids].sort(desc);
+  const no = [...noBids].sort(desc);
+  const implied = (levels: BookLevel[]) => levels.map((l) => ({ price: complement(l.price), size: l.size }));
+  return {
+    marketId: marketId("kalshi", ticker),
+    yes: { bids: yes, asks: implied(no) },
+    no: { bids: no, asks: implied(yes) },
+    timestamp,
+    sequence,
+  };
+}
+
+/** `GET /markets/{ticker}/orderbook` body -> OrderBook. */
+export function normalizeOrderBook(body: unknown, ticker: string, now: string): OrderBook {
+  const o = asObject(body);
+  const fp = o ? asObject(o["orderbook_fp"]) : undefined;
+  if (!fp) throw new KalshiParseError(ticker, "orderbook response has no orderbook_fp");
+  return bookFromBids(
+    ticker,
+    parseLevels(fp["yes_dollars"], ticker, "yes_dollars"),
+    parseLevels(fp["no_dollars"], ticker, "no_dollars"),
+    now,
+    null,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candlesticks — VENUES.md §2.3 (`period_interval` 1, 60, 1440 minutes; `price.*` optional).
+
+export const PERIOD_MINUTES: Record<CandleInterval, 1 | 60 | 1440> = { "1m": 1, "1h": 60, "1d": 1440 };
+
+/**
+ * Candlesticks -> Candles stamped at the START of each period (Kalshi stamps the end). Trade prices
+ * (`price.*`) are used when present; a period without trades is a flat candle at the previous
+ * close (the candle's `previous_dollars`, else the prior candle), else at the YES bid/ask mid.
+ */
+export function normalizeCandles(body: unknown, periodMinutes: number, ctx: NormalizeContext): Candle[] {
+  const o = asObject(body);
+  const ticker = (o && text(o, "ticker")) ?? "<candles>";
+  const list = o?.["candlesticks"];
+  if (!Array.isArray(list)) throw new KalshiParseError(ticker, "candlesticks is not an array");
+  const candles: Candle[] = [];
+  let previousClose: Micros | undefined;
+  for (const raw of list) {
+    const c = asObject(raw);
+    const end = c?.["end_period_ts"];
+    if (!c || typeof end !== "number") {
+      ctx.report("candle_without_end_period_ts", { ticker });
+      continue;
+    }
+    const price = asObject(c["price"]);
+    const open = price ? optMicros(price, "open_dollars", ticker) : undefined;
+    const high = price ? optMicros(price, "high_dollars", ticker) : undefined;
+    const low = price ? optMicros(price, "low_dollars", ticker) : undefined;
+    const close = price ? optMicros(price, "close_dollars", ticker) : undefined;
+    const volume = optMicros(c, "volume_fp", ticker) ?? 0;
+    const timestamp = new Date((end - periodMinutes * 60) * 1000).toISOString();
+    if (open !== undefined && high !== undefined && low !== undefined && close !== undefined) {
+      candles.push({ timestamp, open, high, low, close, volume });
+      previousClose = close;
+      continue;
+    }
+    const flat =
+      (price ? optMicros(price, "previous_dollars", ticker) : undefined) ??
+      previousClose ??
+      quoteMid(c, ticker);
+    if (flat === undefined) continue;
+    candles.push({ timestamp, open: flat, high: flat, low: flat, close: flat, volume });
+    previousClose = flat;
+  }
+  return candles;
+}
+
+function quoteMid(c: Json, ticker: string): Micros | undefined {
+  const bid = asObject(c["yes_bid"]);
+  const ask = asObject(c["yes_ask"]);
+  const b = bid ? optMicros(bid, "close_dollars", ticker) : undefined;
+  const a = ask ? optMicros(ask, "close_dollars", ticker) : undefined;
+  if (b === undefined || a === undefined) return undefined;
+  return Math.round((a + b) / 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trades — VENUES.md §2.2 `GET /markets/trades` and §2.4 `trade` messages share one shape.
+
+/** The taker bought `taker_outcome_side` (or legacy `taker_side`) at that side's price. */
+export function normalizeTrade(raw: unknown, ctx: NormalizeContext): Trade {
+  const o = asObject(raw);
+  if (!o) throw new KalshiParseError("<unknown>", "trade is not an object");
+  const ticker = text(o, "market_ticker") ?? text(o, "ticker");
+  if (!ticker) throw new KalshiParseError("<unknown>", "trade has no market_ticker");
+  const sideText = text(o, "taker_outcome_side") ?? text(o, "taker_side");
+  let outcome: Outcome = "yes";
+  let takerSide: Trade["takerSide"] = "buy";
+  if (sideText === "yes" || sideText === "no") outcome = sideText;
+  else {
+    ctx.report(sideText ? "unknown_taker_side" : "missing_field:taker_outcome_side", { ticker });
+    takerSide = null;
+  }
+  const yesPrice = optMicros(o, "yes_price_dollars", ticker);
+  const noPrice = optMicros(o, "no_price_dollars", ticker);
+  const price =
+    outcome === "yes"
+      ? (yesPrice ?? (noPrice === undefined ? undefined : complement(noPrice)))
+      : (noPrice ?? (yesPrice === undefined ? undefined : complement(yesPrice)));
+  const size = optMicros(o, "count_fp", ticker);
+  if (price === undefined || size === undefined)
+    throw new KalshiParseError(ticker, "trade without price or count");
+  return {
+    marketId: marketId("kalshi", ticker),
+    outcome,
+    price,
+    size,
+    takerSide,
+    timestamp: messageTime(o, isoTime(o, "created_time") ?? ctx.now),
+    venueTradeId: text(o, "trade_id") ?? null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// WebSocket messages — VENUES.md §2.4. Envelope `{type, sid, seq?, msg}`; commands answer with
+// `subscribed` / `ok` / `error` carrying the command `id`.
+
+export type KalshiWsMessage =
+  | { type: "subscribed"; id: number | null; sid: number; channel: string }
+  | { type: "unsubscribed"; id: number | null; sid: number }
+  | { type: "ok"; id: number | null }
+  | { type: "error"; id: number | null; code: number | null; message: string }
+  | {
+      type: "orderbook_snapshot";
+      sid: number;
+      seq: number | null;
+      ticker: string;
+      yes: BookLevel[];
+      no: BookLevel[];
+    }
+  | {
+      type: "orderbook_delta";
+      sid: number;
+      seq: number | null;
+      ticker: string;
+      outcome: Outcome;
+      price: Micros;
+      delta: Micros;
+      timestamp: string;
+    }
+  | {
+      type: "ticker";
+      sid: number;
+      seq: number | null;
+      quote: {
+        kind: "quote";
+        marketId: string;
+        bestBid: Micros | null;
+        bestAsk: Micros | null;
+        lastPrice: Micros | null;
+        timestamp: string;
+      };
+    }
+  | { type: "trade"; sid: number; seq: number | null; trade: Trade }
+  | { type: "fill"; sid: number; seq: number | null; fill: VenueFill }
+  | { type: "ignored"; sid: number | null; seq: number | null; kind: string };
+
+function numberField(o: Json, key: string): number | null {
+  const v = o[key];
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * One parsed WS frame -> a typed message. Throws KalshiParseError for a data message we cannot
+ * read (the feed reports and drops it); unknown message types come back as `ignored`.
+ */
+export function parseWsMessage(frame: unknown, ctx: NormalizeContext): KalshiWsMessage {
+  const o = asObject(frame);
+  if (!o) throw new KalshiParseError("<ws>", "frame is not an object");
+  const type = text(o, "type") ?? "";
+  const id = numberField(o, "id");
+  const sid = numberField(o, "sid");
+  const seq = numberField(o, "seq");
+  const msg = asObject(o["msg"]) ?? {};
+  switch (type) {
+    case "subscribed":
+      return {
+        type,
+        id,
+        sid: numberField(msg, "sid") ?? sid ?? -1,
+        channel: text(msg, "channel") ?? "",
+      };
+    case "unsubscribed":
+      return { type, id, sid: sid ?? numberField(msg, "sid") ?? -1 };
+    case "ok":
+      return { type, id };
+    case "error":
+      return { type, id, code: numberField(msg, "code"), message: text(msg, "msg") ?? "unknown error" };
+    case "orderbook_snapshot": {
+      const ticker = text(msg, "market_ticker") ?? "<ws>";
+      // The snapshot carries `yes_dollars_fp`/`no_dollars_fp` (VENUES.md §2.4); the REST names are
+      // accepted too so a rename between the two does not blank the book.
+      const yesKey = "yes_dollars_fp" in msg ? "yes_dollars_fp" : "yes_dollars";
+      const noKey = "no_dollars_fp" in msg ? "no_dollars_fp" : "no_dollars";
+      if (yesKey === "yes_dollars" || noKey === "no_dollars")
+        ctx.report("ws_snapshot_rest_field_names", { ticker });
+      return {
+        type,
+        sid: sid ?? -1,
+        seq,
+        ticker,
+        yes: parseLevels(msg[yesKey], ticker, yesKey),
+        no: parseLevels(msg[noKey], ticker, noKey),
+      };
+    }
+    case "orderbook_delta": {
+      const ticker = text(msg, "market_ticker");
+      if (!ticker) throw new KalshiParseError("<ws>", "orderbook_delta without market_ticker");
+      const side = text(msg, "side");
+      const price = optMicros(msg, "price_dollars", ticker);
+      const delta = optMicros(msg, "delta_fp", ticker);
+      if ((side !== "yes" && side !== "no") || price === undefined || delta === undefined) {
+        throw new KalshiParseError(ticker, "orderbook_delta without side, price_dollars or delta_fp");
+      }
+      return {
+        type,
+        sid: sid ?? -1,
+        seq,
+        ticker,
+        outcome: side,
+        price,
+        delta,
+        timestamp: messageTime(msg, ctx.now),
+      };
+    }
+    case "ticker": {
+      const ticker = text(msg, "market_ticker");
+      if (!ticker) throw new KalshiParseError("<ws>", "ticker without market_ticker");
+      const bid = optMicros(msg, "yes_bid_dollars", ticker);
+      const ask = optMicros(msg, "yes_ask_dollars", ticker);
+      const last = optMicros(msg, "price_dollars", ticker);
+      return {
+        type,
+        sid: sid ?? -1,
+        seq,
+        quote: {
+          kind: "quote",
+          marketId: marketId("kalshi", ticker),
+          bestBid: bid === undefined || bid === 0 ? null : bid,
+          bestAsk: ask === undefined || ask >= MICROS ? null : ask,
+          lastPrice: last === undefined || last === 0 ? null : last,
+          timestamp: messageTime(msg, ctx.now),
+        },
+      };
+    }
+    case "trade":
+      return { type, sid: sid ?? -1, seq, trade: normalizeTrade(msg, ctx) };
+    case "fill":
+      return { type, sid: sid ?? -1, seq, fill: normalizeFill(msg, ctx) };
+    default:
+      if (type === "") ctx.report("ws_frame_without_type", {});
+      return { type: "ignored", sid, seq, kind: type };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orders, fills, positions, balance — VENUES.md §2.6.
+
+/**
+ * Which outcome and direction an order/fill stands for. Current objects carry `outcome_side`
+ * (yes|no, the contract concerned) + `book_side` (bid|ask) on Kalshi's one YES book, as in V2
+ * order entry (VENUES.md §2.6): bid = buy YES or sell NO, ask = sell YES or buy NO. Older objects
+ * carry only `side` (yes|no) + `action` (buy|sell), read as they are.
+ */
+export function orderDirection(
+  o: Json,
+  ticker: string,
+  report: Report,
+): { outcome: Outcome; side: "buy" | "sell" } {
+  const outcomeSide = text(o, "outcome_side");
+  const bookSide = text(o, "book_side");
+  if ((outcomeSide === "yes" || outcomeSide === "no") && (bookSide === "bid" || bookSide === "ask")) {
+    const buys = (outcomeSide === "yes") === (bookSide === "bid");
+    return { outcome: outcomeSide, side: buys ? "buy" : "sell" };
+  }
+  const side = text(o, "side");
+  const action = text(o, "action");
+  if ((side === "yes" || side === "no") && (action === "buy" || action === "sell")) {
+    report("deprecated_side_action_only", { ticker });
+    return { outcome: side, side: action };
+  }
+  // V2 order entry echoes `side: bid|ask` on the YES book.
+  if (side === "bid" || side === "ask") return { outcome: "yes", side: side === "bid" ? "buy" : "sell" };
+  throw new KalshiParseError(ticker, "order/fill without outcome_side+book_side or side+action");
+}
+
+function priceFor(o: Json, outcome: Outcome, ticker: string): Micros | undefined {
+  const yes = optMicros(o, "yes_price_dollars", ticker);
+  const no = optMicros(o, "no_price_dollars", ticker);
+  if (outcome === "yes") return yes ?? (no === undefined ? undefined : complement(no));
+  return no ?? (yes === undefined ? undefined : complement(yes));
+}
+
+const ORDER_STATUS: Record<string, VenueOrder["status"]> = {
+  resting: "open",
+  pending: "pending",
+  canceled: "cancelled",
+  cancelled: "cancelled",
+  executed: "filled",
+};
+
+/** VENUES.md §2.6 "Order object" -> VenueOrder. */
+export function normalizeOrder(raw: unknown, ctx: NormalizeContext): VenueOrder {
+  const o = asObject(raw);
+  if (!o) throw new KalshiParseError("<order>", "order is not an object");
+  const ticker = text(o, "ticker") ?? text(o, "market_ticker");
+  const orderId = text(o, "order_id");
+  if (!ticker || !orderId)
+    throw new KalshiParseError(ticker ?? "<order>", "order without ticker or order_id");
+  const { outcome, side } = orderDirection(o, ticker, ctx.report);
+  const price = priceFor(o, outcome, ticker);
+  if (price === undefined) throw new KalshiParseError(ticker, `order ${orderId} has no price`);
+  const filled = optMicros(o, "fill_count_fp", ticker) ?? 0;
+  const remaining = optMicros(o, "remaining_count_fp", ticker);
+  const initial =
+    optMicros(o, "initial_count_fp", ticker) ?? (remaining === undefined ? undefined : filled + remaining);
+  if (initial === undefined) throw new KalshiParseError(ticker, `order ${orderId} has no count`);
+  const statusText = text(o, "status") ?? "";
+  let status = ORDER_STATUS[statusText];
+  if (status === undefined) {
+    ctx.report("unknown_order_status", { ticker, status: statusText });
+    status = "pending";
+  }
+  return {
+    venueOrderId: orderId,
+    marketId: marketId("kalshi", ticker),
+    outcome,
+    side,
+    price,
+    size: initial,
+    filledSize: filled,
+    status,
+    createdAt: isoTime(o, "created_time") ?? ctx.now,
+    clientOrderId: text(o, "client_order_id") ?? null,
+  };
+}
+
+/**
+ * VENUES.md §2.6 "Fill" (REST, `fill_id`) and §2.4 `fill` messages (keyed by `trade_id`) ->
+ * VenueFill. `fee_cost` is a dollar string.
+ */
+export function normalizeFill(raw: unknown, ctx: NormalizeContext): VenueFill {
+  const o = asObject(raw);
+  if (!o) throw new KalshiParseError("<fill>", "fill is not an object");
+  const ticker = text(o, "market_ticker") ?? text(o, "ticker");
+  const fillId = text(o, "fill_id") ?? text(o, "trade_id");
+  const orderId = text(o, "order_id");
+  if (!ticker || !fillId || !orderId) {
+    throw new KalshiParseError(ticker ?? "<fill>", "fill without ticker, fill_id/trade_id or order_id");
+  }
+  const { outcome, side } = orderDirection(o, ticker, ctx.report);
+  const price = priceFor(o, outcome, ticker);
+  const size = optMicros(o, "count_fp", ticker);
+  if (price === undefined || size === undefined)
+    throw new KalshiParseError(ticker, `fill ${fillId} without price or count`);
+  const fee = optMicros(o, "fee_cost", ticker);
+  if (fee === undefined) ctx.report("missing_field:fee_cost", { ticker });
+  return {
+    venueFillId: fillId,
+    venueOrderId: orderId,
+    marketId: marketId("kalshi", ticker),
+    outcome,
+    side,
+    price,
+    size,
+    fee: fee ?? 0,
+    timestamp: messageTime(o, isoTime(o, "created_time") ?? ctx.now),
+  };
+}
+
+/**
+ * VENUES.md §2.6 `market_positions[]` -> VenuePosition. `position_fp` is signed (+ YES, − NO);
+ * the average price is the position's exposure (its cost) per contract. Flat positions are dropped.
+ */
+export function normalizePosition(raw: unknown, ctx: NormalizeContext): VenuePosition | null {
+  const o = asObject(raw);
+  const ticker = o ? text(o, "ticker") : undefined;
+  if (!o || !ticker) throw new KalshiParseError("<position>", "position without ticker");
+  const position = optMicros(o, "position_fp", ticker);
+  if (position === undefined) throw new KalshiParseError(ticker, "position without position_fp");
+  if (position === 0) return null;
+  const size = Math.abs(position);
+  const exposure = optMicros(o, "market_exposure_dollars", ticker);
+  if (exposure === undefined) ctx.report("missing_field:market_exposure_dollars", { ticker });
+  return {
+    marketId: marketId("kalshi", ticker),
+    outcome: position > 0 ? "yes" : "no",
+    size,
+    averagePrice: exposure === undefined ? null : Math.round((exposure * MICROS) / size),
+  };
+}
+
+/**
+ * VENUES.md §2.6 `GET /portfolio/balance` -> micro-USD. `balance` is integer cents; the exact
+ * `balance_dollars` string wins when present (they must agree; disagreement is reported).
+ */
+export function normalizeBalance(body: unknown, ctx: NormalizeContext): Micros {
+  const o = asObject(body);
+  if (!o) throw new KalshiParseError("<balance>", "balance response is not an object");
+  const cents = o["balance"];
+  const fromCents = typeof cents === "number" && Number.isInteger(cents) ? cents * 10_000 : undefined;
+  const fromDollars = optMicros(o, "balance_dollars", "<balance>");
+  if (fromDollars !== undefined && fromCents !== undefined && Math.abs(fromDollars - fromCents) >= 10_000) {
+    ctx.report("balance_fields_disagree", { balance: cents, balance_dollars: o["balance_dollars"] });
+  }
+  const value = fromDollars ?? fromCents;
+  if (value === undefined) throw new KalshiParseError("<balance>", "balance response has no balance");
+  return value;
+}

@@ -1,0 +1,526 @@
+/** Offline fixture tests: Kalshi payloads (VENUES.md §2, fixed-point era) in, our model out. */
+import { describe, expect, it } from "vitest";
+import {
+  isMveMarket,
+  KalshiParseError,
+  normalizeBalance,
+  normalizeCandles,
+  normalizeEvent,
+  normalizeFill,
+  normalizeMarket,
+  normalizeMarkets,
+  normalizeOrder,
+  normalizeOrderBook,
+  normalizePosition,
+  normalizeTrade,
+  parseWsMessage,
+} from "../../../src/venues/kalshi/normalize";
+import { fixture, recorder } from "./fixtures";
+
+const NOW = "2026-11-22T12:30:00.000Z";
+type Page = { markets: Array<Record<string, unknown>> };
+const page = () => fixture<Page>("markets-page.json");
+const LEGACY_FIELDS = [
+  "yes_bid",
+  "yes_ask",
+  "last_price",
+  "volume",
+  "volume_24h",
+  "open_interest",
+  "liquidity",
+];
+
+describe("markets (GET /markets)", () => {
+  it("fixtures carry no legacy integer-cents fields", () => {
+    for (const m of page().markets) for (const f of LEGACY_FIELDS) expect(m).not.toHaveProperty(f);
+  });
+
+  it("maps a full active market from the fixed-point fields", () => {
+    const r = recorder();
+    const m = normalizeMarket(
+      page().markets[0],
+      { report: r.report, now: NOW },
+      {
+        eventTicker: "KXFEDDECISION-26DEC",
+        seriesTicker: "KXFEDDECISION",
+        title: "Fed decision in December 2026",
+        settlementSource: "Federal Reserve (https://www.federalreserve.gov/)",
+      },
+    );
+    expect(m).toEqual({
+      id: "kalshi:KXFEDDECISION-26DEC-H0",
+      venue: "kalshi",
+      venueMarketId: "KXFEDDECISION-26DEC-H0",
+      eventId: "kalshi:KXFEDDECISION-26DEC",
+      title: "Fed decision in December 2026?",
+      question: "Fed decision in December 2026? (Hold rates)",
+      rules:
+        "If the FOMC holds the target range at its December 2026 meeting, the market resolves to Yes.\n\n" +
+        "The upper bound of the target range as published by the Federal Reserve is used.",
+      settlementSource: "Federal Reserve (https://www.federalreserve.gov/)",
+      outcomes: {
+        yes: { label: "Hold rates", venueTokenId: "yes" },
+        no: { label: "Not hold", venueTokenId: "no" },
+      },
+      status: "open",
+      resolution: null,
+      openTime: "2026-09-01T14:00:00.000Z",
+      closeTime: "2026-12-16T18:55:00.000Z",
+      tickSize: 10_000,
+      minSize: 1_000_000,
+      volume: 125_000_000_000,
+      volume24h: 3_100_000_000,
+      liquidity: 0,
+      url: "https://kalshi.com/markets/kxfeddecision-26dec",
+      lastPrice: 430_000,
+      bestBid: 420_000,
+      bestAsk: 450_000,
+      negRisk: false,
+      feeRateBps: null,
+      updatedAt: "2026-11-22T12:00:00.000Z",
+    });
+    expect(r.reports).toEqual([]);
+  });
+
+  it("treats bid 0 / ask 1 / last 0 as nothing there, and reads the finest tick of tapered ranges", () => {
+    const m = normalizeMarket(page().markets[1], { report: () => {}, now: NOW });
+    expect([m.bestBid, m.bestAsk, m.lastPrice]).toEqual([null, null, null]);
+    expect(m.tickSize).toBe(1_000);
+    expect(m.minSize).toBe(10_000); // fractional trading
+    expect(m.rules).toBe("Resolves Yes if the CF Benchmarks BRTI is above 150,000.00 at 5pm ET.");
+  });
+
+  it("finalized with a result is resolved with that result", () => {
+    const m = normalizeMarket(page().markets[2], { report: () => {}, now: NOW });
+    expect(m.status).toBe("resolved");
+    expect(m.resolution).toBe("no");
+    expect(m.outcomes.yes.label).toBe("Yes"); // no subtitles -> plain labels
+  });
+
+  it("maps every documented status, and a resolved status without a result stays closed", () => {
+    const cases: Array<[string, string, string, string | null]> = [
+      ["initialized", "", "closed", null],
+      ["inactive", "", "closed", null],
+      ["active", "", "open", null],
+      ["closed", "", "closed", null],
+      ["determined", "yes", "resolved", "yes"],
+      ["disputed", "yes", "closed", null],
+      ["amended", "no", "resolved", "no"],
+      ["finalized", "yes", "resolved", "yes"],
+      ["settled", "no", "resolved", "no"],
+      ["finalized", "", "closed", null],
+    ];
+    for (const [status, result, ours, resolution] of cases) {
+      const r = recorder();
+      const m = normalizeMarket({ ...page().markets[0], status, result }, { report: r.report, now: NOW });
+      expect([status, m.status, m.resolution]).toEqual([status, ours, resolution]);
+      if (status === "finalized" && result === "") expect(r.kinds()).toEqual(["resolved_without_result"]);
+    }
+  });
+
+  it("an unknown status is reported and treated as closed", () => {
+    const r = recorder();
+    const m = normalizeMarket(page().markets[3], { report: r.report, now: NOW });
+    expect(m.status).toBe("closed");
+    expect(r.reports).toContainEqual({
+      kind: "unknown_market_status",
+      detail: { ticker: "KXNBA-26NOV23-BOS", status: "frozen_for_review" },
+    });
+  });
+
+  it("missing optional fields are reported by kind, not fatal", () => {
+    const r = recorder();
+    const m = normalizeMarket(page().markets[4], { report: r.report, now: NOW });
+    expect(m).toMatchObject({ rules: null, openTime: null, closeTime: null, volume: 0, updatedAt: NOW });
+    expect(m.tickSize).toBe(10_000);
+    expect(r.kinds().sort()).toEqual([
+      "missing_field:price_level_structure",
+      "missing_field:volume_24h_fp",
+      "missing_field:volume_fp",
+    ]);
+  });
+
+  it("a malformed market throws a parse error naming its ticker", () => {
+    expect(() => normalizeMarket(page().markets[5], { report: () => {}, now: NOW })).toThrowError(
+      expect.objectContaining({ name: "KalshiParseError", ticker: "KXBAD-26NOV23-X", kind: "bad_response" }),
+    );
+    const e = (() => {
+      try {
+        normalizeMarket({ title: "no ticker" }, { report: () => {}, now: NOW });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(e).toBeInstanceOf(KalshiParseError);
+  });
+
+  it("a page skips the malformed market, drops the MVE combo, keeps the rest", () => {
+    const r = recorder();
+    const out = normalizeMarkets(page().markets, { report: r.report, now: NOW });
+    expect(out.markets.map((m) => m.venueMarketId)).toEqual([
+      "KXFEDDECISION-26DEC-H0",
+      "KXBTC-26DEC31-T150000",
+      "KXCPI-26OCT-T0.3",
+      "KXNBA-26NOV23-BOS",
+      "KXHIGHNY-26NOV23-B60",
+    ]);
+    expect(out.skipped).toEqual(["KXBAD-26NOV23-X"]);
+    expect(out.mveDropped).toBe(1);
+    expect(r.kinds()).toContain("market_parse_failed");
+  });
+
+  it("recognises combo markets by collection ticker, legs or KXMVE prefix", () => {
+    expect(isMveMarket({ ticker: "A", mve_collection_ticker: "KXMVEX" })).toBe(true);
+    expect(isMveMarket({ ticker: "A", mve_selected_legs: [{}] })).toBe(true);
+    expect(isMveMarket({ ticker: "KXMVECROSS-1" })).toBe(true);
+    expect(isMveMarket({ ticker: "KXFED-1", mve_selected_legs: [] })).toBe(false);
+  });
+});
+
+describe("events (GET /events?with_nested_markets=true)", () => {
+  it("maps events with their markets, settlement sources and close time", () => {
+    const body = fixture<{ events: unknown[] }>("events-page.json");
+    const ctx = { report: () => {}, now: NOW };
+    const fed = normalizeEvent(body.events[0], ctx);
+    expect(fed.event).toEqual({
+      id: "kalshi:KXFEDDECISION-26DEC",
+      venue: "kalshi",
+      venueEventId: "KXFEDDECISION-26DEC",
+      title: "Fed decision in December 2026",
+      category: "Economics",
+      marketIds: ["kalshi:KXFEDDECISION-26DEC-H0", "kalshi:KXFEDDECISION-26DEC-C25"],
+      closeTime: "2026-12-16T18:56:00.000Z",
+      url: "https://kalshi.com/markets/kxfeddecision-26dec",
+      mutuallyExclusive: true,
+    });
+    expect(fed.info.seriesTicker).toBe("KXFEDDECISION");
+    expect(fed.markets[1]?.settlementSource).toBe("Federal Reserve (https://www.federalreserve.gov/)");
+    expect(fed.markets[1]?.question).toBe("Fed decision in December 2026? (Cut 25bps)");
+    const weather = normalizeEvent(body.events[1], ctx);
+    expect(weather.event.marketIds).toEqual([]);
+    expect(weather.event.category).toBeNull();
+    expect(weather.event.closeTime).toBe("2026-11-24T05:00:00.000Z"); // strike date when no markets
+    expect(weather.info.settlementSource).toBe(
+      "National Weather Service (https://www.weather.gov/); NWS Climatological Report (Daily)",
+    );
+  });
+});
+
+describe("order book (orderbook_fp)", () => {
+  it("YES bids from yes_dollars, NO bids from no_dollars, asks implied at 1 − p, best first", () => {
+    const book = normalizeOrderBook(fixture("orderbook.json"), "KXFEDDECISION-26DEC-H0", NOW);
+    expect(book.marketId).toBe("kalshi:KXFEDDECISION-26DEC-H0");
+    expect(book.yes.bids).toEqual([
+      { price: 420_000, size: 13_000_000 },
+      { price: 350_000, size: 200_000_000 },
+    ]);
+    expect(book.yes.asks).toEqual([
+      { price: 440_000, size: 17_000_000 },
+      { price: 460_000, size: 400_000_000 },
+    ]);
+    expect(book.no.bids).toEqual([
+      { price: 560_000, size: 17_000_000 },
+      { price: 540_000, size: 400_000_000 },
+    ]);
+    expect(book.no.asks).toEqual([
+      { price: 580_000, size: 13_000_000 },
+      { price: 650_000, size: 200_000_000 },
+    ]);
+    expect(book.yes).not.toEqual(book.no);
+  });
+
+  it("an empty NO side leaves NO bids and YES asks empty, nothing invented", () => {
+    const book = normalizeOrderBook(fixture("orderbook-empty-side.json"), "KXBTC-26DEC31-T150000", NOW);
+    expect(book.yes.bids).toEqual([
+      { price: 35_000, size: 5_500_000 },
+      { price: 10_000, size: 1_000_000_000 },
+    ]);
+    expect(book.yes.asks).toEqual([]);
+    expect(book.no.bids).toEqual([]);
+    expect(book.no.asks.map((l) => l.price)).toEqual([965_000, 990_000]);
+  });
+
+  it("a side given as null is empty; a book without orderbook_fp (legacy `orderbook`) is a parse error", () => {
+    const book = normalizeOrderBook({ orderbook_fp: { yes_dollars: null, no_dollars: null } }, "T", NOW);
+    expect(book.yes).toEqual({ bids: [], asks: [] });
+    expect(() => normalizeOrderBook({ orderbook: { yes: [[42, 13]], no: null } }, "T", NOW)).toThrow(
+      KalshiParseError,
+    );
+    expect(() =>
+      normalizeOrderBook({ orderbook_fp: { yes_dollars: [["1.2000", "1.00"]] } }, "T", NOW),
+    ).toThrow(/malformed level/);
+  });
+});
+
+describe("candlesticks", () => {
+  it("stamps candles at the period start, uses trade prices, flat at the previous close without trades", () => {
+    const candles = normalizeCandles(fixture("candlesticks-1h.json"), 60, { report: () => {}, now: NOW });
+    expect(candles).toEqual([
+      {
+        timestamp: new Date((1795359600 - 3600) * 1000).toISOString(),
+        open: 410_000,
+        high: 450_000,
+        low: 390_000,
+        close: 420_000,
+        volume: 1_250_000_000,
+      },
+      {
+        timestamp: new Date((1795363200 - 3600) * 1000).toISOString(),
+        open: 420_000,
+        high: 420_000,
+        low: 420_000,
+        close: 420_000,
+        volume: 0,
+      },
+    ]);
+  });
+
+  it("with no trades at all, falls back to the YES bid/ask mid; 1-minute and daily periods", () => {
+    const body = fixture("candlesticks-no-trades.json");
+    const [c] = normalizeCandles(body, 1440, { report: () => {}, now: NOW });
+    expect(c).toMatchObject({ open: 230_000, close: 230_000, volume: 0 });
+    expect(c?.timestamp).toBe(new Date((1795305600 - 86400) * 1000).toISOString());
+    const [m] = normalizeCandles(body, 1, { report: () => {}, now: NOW });
+    expect(m?.timestamp).toBe(new Date((1795305600 - 60) * 1000).toISOString());
+  });
+});
+
+describe("WebSocket messages", () => {
+  const ws = fixture<Record<string, unknown>>("ws-messages.json");
+  const ctx = { report: () => {}, now: NOW };
+
+  it("acks and errors", () => {
+    expect(parseWsMessage(ws["subscribed"], ctx)).toEqual({
+      type: "subscribed",
+      id: 1,
+      sid: 2,
+      channel: "orderbook_delta",
+    });
+    expect(parseWsMessage(ws["ok"], ctx)).toEqual({ type: "ok", id: 2 });
+    expect(parseWsMessage(ws["error"], ctx)).toEqual({
+      type: "error",
+      id: 123,
+      code: 2,
+      message: "Params required",
+    });
+  });
+
+  it("orderbook_snapshot reads yes_dollars_fp / no_dollars_fp, a missing side is empty", () => {
+    expect(parseWsMessage(ws["orderbook_snapshot"], ctx)).toEqual({
+      type: "orderbook_snapshot",
+      sid: 2,
+      seq: 1,
+      ticker: "FED-23DEC-T3.00",
+      yes: [
+        { price: 80_000, size: 300_000_000 },
+        { price: 220_000, size: 333_000_000 },
+      ],
+      no: [
+        { price: 540_000, size: 20_000_000 },
+        { price: 560_000, size: 146_000_000 },
+      ],
+    });
+    expect(parseWsMessage(ws["orderbook_snapshot_empty_no"], ctx)).toMatchObject({ no: [] });
+  });
+
+  it("orderbook_delta carries side, price, signed delta, seq and ts_ms", () => {
+    expect(parseWsMessage(ws["orderbook_delta"], ctx)).toEqual({
+      type: "orderbook_delta",
+      sid: 2,
+      seq: 2,
+      ticker: "FED-23DEC-T3.00",
+      outcome: "yes",
+      price: 220_000,
+      delta: -54_000_000,
+      timestamp: new Date(1795348801000).toISOString(),
+    });
+  });
+
+  it("ticker -> quote", () => {
+    expect(parseWsMessage(ws["ticker"], ctx)).toEqual({
+      type: "ticker",
+      sid: 11,
+      seq: null,
+      quote: {
+        kind: "quote",
+        marketId: "kalshi:FED-23DEC-T3.00",
+        bestBid: 450_000,
+        bestAsk: 530_000,
+        lastPrice: 480_000,
+        timestamp: new Date(1669149841000).toISOString(),
+      },
+    });
+  });
+
+  it("trade -> the taker bought the taker side at that side's price", () => {
+    expect(parseWsMessage(ws["trade"], ctx)).toEqual({
+      type: "trade",
+      sid: 3,
+      seq: null,
+      trade: {
+        marketId: "kalshi:FED-23DEC-T3.00",
+        outcome: "no",
+        price: 450_000,
+        size: 100_000_000,
+        takerSide: "buy",
+        timestamp: new Date(1714512345678).toISOString(),
+        venueTradeId: "d91bc706-ee49-470d-82d8-11418bda6fed",
+      },
+    });
+  });
+
+  it("fill -> VenueFill keyed by trade_id", () => {
+    expect(parseWsMessage(ws["fill"], ctx)).toEqual({
+      type: "fill",
+      sid: 4,
+      seq: null,
+      fill: {
+        venueFillId: "t-77",
+        venueOrderId: "o-55",
+        marketId: "kalshi:FED-23DEC-T3.00",
+        outcome: "yes",
+        side: "buy",
+        price: 400_000,
+        size: 1_000_000,
+        fee: 10_000,
+        timestamp: new Date(1700000000000).toISOString(),
+      },
+    });
+  });
+
+  it("other channels are ignored; a delta without a side is a parse error", () => {
+    expect(parseWsMessage(ws["lifecycle"], ctx)).toMatchObject({
+      type: "ignored",
+      kind: "market_lifecycle_v2",
+    });
+    const bad = {
+      type: "orderbook_delta",
+      sid: 2,
+      seq: 3,
+      msg: { market_ticker: "X", price_dollars: "0.1000" },
+    };
+    expect(() => parseWsMessage(bad, ctx)).toThrow(KalshiParseError);
+  });
+});
+
+describe("public trades (GET /markets/trades)", () => {
+  it("reads the REST trade shape (ticker, created_time, legacy taker_side only)", () => {
+    const r = recorder();
+    const { trades } = fixture<{ trades: unknown[] }>("trades.json");
+    const out = trades.map((t) => normalizeTrade(t, { report: r.report, now: NOW }));
+    expect(out).toEqual([
+      {
+        marketId: "kalshi:KXFEDDECISION-26DEC-H0",
+        outcome: "yes",
+        price: 430_000,
+        size: 5_000_000,
+        takerSide: "buy",
+        timestamp: "2026-11-22T11:59:00.000Z",
+        venueTradeId: "tr-1",
+      },
+      {
+        marketId: "kalshi:KXFEDDECISION-26DEC-H0",
+        outcome: "yes",
+        price: 420_000,
+        size: 1_500_000,
+        takerSide: null,
+        timestamp: "2026-11-22T11:58:00.000Z",
+        venueTradeId: "tr-2",
+      },
+    ]);
+    expect(r.kinds()).toEqual(["missing_field:taker_outcome_side"]);
+  });
+});
+
+describe("portfolio objects", () => {
+  const ctx = { report: () => {}, now: NOW };
+
+  it("order: outcome_side + book_side, the outcome's own price, counts", () => {
+    const order = normalizeOrder(fixture<{ order: unknown }>("order.json").order, ctx);
+    expect(order).toEqual({
+      venueOrderId: "ee6d2c0e-7e0a-4d6b-9d1b-2f5a2e6b9c01",
+      marketId: "kalshi:KXFEDDECISION-26DEC-H0",
+      outcome: "no",
+      side: "buy",
+      price: 580_000,
+      size: 10_000_000,
+      filledSize: 2_000_000,
+      status: "open",
+      createdAt: "2026-11-22T12:00:00.000Z",
+      clientOrderId: "my-order-1",
+    });
+  });
+
+  it.each([
+    ["yes", "bid", "yes", "buy"],
+    ["yes", "ask", "yes", "sell"],
+    ["no", "ask", "no", "buy"],
+    ["no", "bid", "no", "sell"],
+  ])("outcome_side %s + book_side %s (YES book) -> %s %s", (outcomeSide, bookSide, outcome, side) => {
+    const raw = {
+      order_id: "o",
+      ticker: "T",
+      outcome_side: outcomeSide,
+      book_side: bookSide,
+      status: "resting",
+    };
+    const order = normalizeOrder(
+      { ...raw, yes_price_dollars: "0.3000", no_price_dollars: "0.7000", initial_count_fp: "1.00" },
+      ctx,
+    );
+    expect([order.outcome, order.side, order.price]).toEqual([
+      outcome,
+      side,
+      outcome === "yes" ? 300_000 : 700_000,
+    ]);
+  });
+
+  it("order with only the deprecated side/action, no initial count: reported, still read", () => {
+    const r = recorder();
+    const order = normalizeOrder(fixture<{ order: unknown }>("order-legacy-only.json").order, {
+      report: r.report,
+      now: NOW,
+    });
+    expect(order).toMatchObject({
+      outcome: "yes",
+      side: "sell",
+      price: 990_000,
+      size: 3_000_000,
+      status: "filled",
+    });
+    expect(r.kinds()).toEqual(["deprecated_side_action_only"]);
+  });
+
+  it("fills, positions (signed position_fp), balance (cents and balance_dollars)", () => {
+    const fills = fixture<{ fills: unknown[] }>("fills.json").fills.map((f) => normalizeFill(f, ctx));
+    expect(fills[0]).toEqual({
+      venueFillId: "f-1",
+      venueOrderId: "o-1",
+      marketId: "kalshi:KXFEDDECISION-26DEC-H0",
+      outcome: "yes",
+      side: "buy",
+      price: 420_000,
+      size: 10_000_000,
+      fee: 180_000,
+      timestamp: new Date(1795348800 * 1000).toISOString(),
+    });
+    expect(fills[1]).toMatchObject({ outcome: "no", side: "buy", price: 600_000, size: 2_500_000, fee: 0 });
+
+    const positions = fixture<{ market_positions: unknown[] }>("positions.json").market_positions.map((p) =>
+      normalizePosition(p, ctx),
+    );
+    expect(positions).toEqual([
+      { marketId: "kalshi:KXFEDDECISION-26DEC-H0", outcome: "yes", size: 10_000_000, averagePrice: 420_000 },
+      { marketId: "kalshi:KXCPI-26OCT-T0.3", outcome: "no", size: 3_000_000, averagePrice: 580_000 },
+      null,
+    ]);
+
+    expect(normalizeBalance(fixture("balance.json"), ctx)).toBe(1_000_000_000);
+    expect(normalizeBalance({ balance: 12345 }, ctx)).toBe(123_450_000);
+    const r = recorder();
+    expect(
+      normalizeBalance({ balance: 100, balance_dollars: "2.0000" }, { report: r.report, now: NOW }),
+    ).toBe(2_000_000);
+    expect(r.kinds()).toEqual(["balance_fields_disagree"]);
+  });
+});
