@@ -3,6 +3,7 @@
  * process with a message naming the variable, what it holds and what is expected. Every default
  * serves the embedded single-machine mode (SQLite, in-process bus, in-memory rate limiter).
  */
+import fs from "node:fs";
 import path from "node:path";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -42,6 +43,8 @@ export interface Config {
     polymarket: { gamma: string; clob: string; ws: string };
     kalshi: { api: string; ws: string };
   };
+  /** A Kalshi API key that signs the market-data WebSocket (the venue requires it; fakes do not). */
+  kalshiFeedKey: { keyId: string; privateKeyPem: string } | undefined;
 }
 
 export const VENUE_URL_DEFAULTS = {
@@ -122,6 +125,26 @@ export function loadConfig(env: Env = process.env): Config {
     ];
   };
 
+  const kalshiFeedKey = () => {
+    const keyId = env["KALSHI_FEED_KEY_ID"];
+    const file = env["KALSHI_FEED_PRIVATE_KEY_FILE"];
+    if (!keyId && !file) return undefined;
+    if (!keyId || !file) {
+      problems.push("KALSHI_FEED_KEY_ID and KALSHI_FEED_PRIVATE_KEY_FILE go together: set both or neither");
+      return undefined;
+    }
+    try {
+      const privateKeyPem = fs.readFileSync(file, "utf8");
+      if (!privateKeyPem.includes("PRIVATE KEY")) throw new Error("no PEM private key in it");
+      return { keyId, privateKeyPem };
+    } catch (error) {
+      problems.push(
+        `KALSHI_FEED_PRIVATE_KEY_FILE=${JSON.stringify(file)} is not usable: ${(error as Error).message}`,
+      );
+      return undefined;
+    }
+  };
+
   const host = text("HOST", "127.0.0.1");
   const port = integer("PORT", 8080, 0, 65535);
   const dataDir = path.resolve(text("CROSSBOOK_DATA_DIR", "./data"));
@@ -180,6 +203,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean("TRUST_PROXY", false),
     catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
     feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
+    kalshiFeedKey: kalshiFeedKey(),
     venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
     venueUrls: {
       polymarket: {

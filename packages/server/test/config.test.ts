@@ -1,4 +1,6 @@
 /** Configuration: defaults for the embedded mode, and a clear message for every bad value. */
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config";
@@ -51,6 +53,23 @@ describe("config", () => {
     expect(loadConfig({ CROSSBOOK_VENUES: "none" }).venues).toEqual([]);
     expect(() => loadConfig({ CROSSBOOK_VENUES: "manifold" })).toThrow(/CROSSBOOK_VENUES.*unknown manifold/);
     expect(() => loadConfig({ KALSHI_WS_URL: "https://x" })).toThrow(/KALSHI_WS_URL.*ws: or wss:/);
+  });
+
+  it("reads the Kalshi feed key from a PEM file, both variables or neither", () => {
+    const file = path.join(os.tmpdir(), `cb-kalshi-${process.pid}.pem`);
+    fs.writeFileSync(file, "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n");
+    expect(
+      loadConfig({ KALSHI_FEED_KEY_ID: "k1", KALSHI_FEED_PRIVATE_KEY_FILE: file }).kalshiFeedKey,
+    ).toEqual({
+      keyId: "k1",
+      privateKeyPem: fs.readFileSync(file, "utf8"),
+    });
+    expect(loadConfig({}).kalshiFeedKey).toBeUndefined();
+    expect(() => loadConfig({ KALSHI_FEED_KEY_ID: "k1" })).toThrow(/go together/);
+    expect(() =>
+      loadConfig({ KALSHI_FEED_KEY_ID: "k1", KALSHI_FEED_PRIVATE_KEY_FILE: "/nonexistent.pem" }),
+    ).toThrow(/KALSHI_FEED_PRIVATE_KEY_FILE/);
+    fs.rmSync(file);
   });
 
   it("names every bad variable at once", () => {
