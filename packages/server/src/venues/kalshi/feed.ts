@@ -246,6 +246,14 @@ export class KalshiFeed implements FeedSubscription {
     this.#send({ id, cmd: "subscribe", params: { channels, market_tickers: tickers } });
   }
 
+  /**
+   * Feeds one raw frame through exactly the path a socket frame takes (parse, seq checks, local
+   * book, events). For replaying recorded traffic and for bench/ingest.
+   */
+  ingestFrame(text: string): void {
+    this.#onFrame(text);
+  }
+
   #onFrame(text: string): void {
     let message: ReturnType<typeof parseWsMessage>;
     try {
