@@ -40,7 +40,7 @@ export interface Config {
   /** Venues to aggregate, from CROSSBOOK_VENUES. */
   venues: Array<"polymarket" | "kalshi">;
   venueUrls: {
-    polymarket: { gamma: string; clob: string; ws: string };
+    polymarket: { gamma: string; clob: string; ws: string; data: string };
     kalshi: { api: string; ws: string };
   };
   /** A Kalshi API key that signs the market-data WebSocket (the venue requires it; fakes do not). */
@@ -52,6 +52,7 @@ export const VENUE_URL_DEFAULTS = {
     gamma: "https://gamma-api.polymarket.com",
     clob: "https://clob.polymarket.com",
     ws: "wss://ws-subscriptions-clob.polymarket.com/ws",
+    data: "https://data-api.polymarket.com",
   },
   kalshi: {
     api: "https://api.elections.kalshi.com/trade-api/v2",
@@ -210,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
         gamma: url("POLYMARKET_GAMMA_URL", VENUE_URL_DEFAULTS.polymarket.gamma, ["http:", "https:"]),
         clob: url("POLYMARKET_CLOB_URL", VENUE_URL_DEFAULTS.polymarket.clob, ["http:", "https:"]),
         ws: url("POLYMARKET_WS_URL", VENUE_URL_DEFAULTS.polymarket.ws, ["ws:", "wss:"]),
+        data: url("POLYMARKET_DATA_URL", VENUE_URL_DEFAULTS.polymarket.data, ["http:", "https:"]),
       },
       kalshi: {
         api: url("KALSHI_API_URL", VENUE_URL_DEFAULTS.kalshi.api, ["http:", "https:"]),

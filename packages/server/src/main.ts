@@ -66,6 +66,17 @@ program
   });
 
 program
+  .command("demo")
+  .description(
+    "run the service offline against local fake Polymarket and Kalshi venues, with a demo account and keys",
+  )
+  .option("--tick-ms <ms>", "how often the fake venues trade and move their books", positiveInt, 1000)
+  .action(async (options: { tickMs: number }) => {
+    const { demo } = await import("./demo");
+    await demo(loadConfig(), { tickMs: options.tickMs });
+  });
+
+program
   .command("migrate")
   .description("bring the database schema up to date (also done automatically at start)")
   .action(async () => {

@@ -1,22 +1,48 @@
 /**
- * `crossbook serve`: build the runtime and the app, listen, and shut down gracefully on SIGTERM or
- * SIGINT (stop accepting, finish in-flight requests, flush key usage, close the store). A second
- * signal exits at once.
+ * `crossbook serve`: build the runtime, the venue adapters and the app, listen, start background
+ * work (catalog sync), and shut down gracefully on SIGTERM or SIGINT (stop accepting, finish
+ * in-flight requests, stop syncing, flush key usage, close the store). A second signal exits at once.
  */
-import { buildApp } from "./app";
+import type { FastifyInstance } from "fastify";
+import { buildApp, type Services } from "./app";
 import type { Config } from "./config";
-import { createRuntime } from "./runtime";
+import { createRuntime, type Runtime } from "./runtime";
+import { createVenues, venueUrlsInUse } from "./venues/registry";
 
-export async function serve(config: Config): Promise<void> {
+export interface ServeHooks {
+  /** Called once the server listens (the demo creates its account and keys here). */
+  onListening?: (context: {
+    app: FastifyInstance;
+    services: Services;
+    runtime: Runtime;
+    address: string;
+  }) => Promise<void>;
+  /** Called after the server and store have closed. */
+  onShutdown?: () => Promise<void>;
+}
+
+export async function serve(config: Config, hooks: ServeHooks = {}): Promise<void> {
   const runtime = await createRuntime(config, {
     log: (message) => process.stderr.write(`crossbook: ${message}\n`),
   });
-  const { app } = await buildApp(runtime);
+  let appRef: FastifyInstance | undefined;
+  const venueLog = {
+    info: (obj: object, msg: string) => appRef?.log.info(obj, msg),
+    warn: (obj: object, msg: string) => appRef?.log.warn(obj, msg),
+  };
+  const venues = createVenues(config, runtime.clock, venueLog);
+  const { app, services } = await buildApp(runtime, {
+    venues,
+    venueUrls: venueUrlsInUse(config),
+    startBackground: true,
+  });
+  appRef = app;
   app.log.info(
     {
       store: config.database.kind,
       bus: runtime.bus.kind,
       limiter: runtime.limiter.kind,
+      venues: config.venues,
     },
     "crossbook starting",
   );
@@ -37,6 +63,7 @@ export async function serve(config: Config): Promise<void> {
     try {
       await app.close();
       await runtime.close();
+      await hooks.onShutdown?.();
       app.log.info("stopped");
       process.exit(0);
     } catch (error) {
@@ -50,9 +77,12 @@ export async function serve(config: Config): Promise<void> {
   try {
     const address = await app.listen({ host: config.host, port: config.port });
     app.log.info({ address }, "crossbook listening");
+    await hooks.onListening?.({ app, services, runtime, address });
   } catch (error) {
-    app.log.error({ err: error }, "could not listen");
+    app.log.error({ err: error }, "could not start");
+    await app.close().catch(() => {});
     await runtime.close();
+    await hooks.onShutdown?.();
     process.exit(1);
   }
 }

@@ -49,6 +49,7 @@ describe("crossbook CLI", { timeout: 120_000 }, () => {
     const commands = [
       [],
       ["serve"],
+      ["demo"],
       ["migrate"],
       ["openapi"],
       ["accounts"],

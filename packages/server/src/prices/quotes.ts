@@ -106,13 +106,20 @@ export class QuoteBook {
     switch (event.kind) {
       case "book": {
         const state = this.#state(event.book.marketId);
-        state.bestBid = event.book.yes.bids[0]?.price ?? null;
-        state.bestAsk = event.book.yes.asks[0]?.price ?? null;
+        const bestBid = event.book.yes.bids[0]?.price ?? null;
+        const bestAsk = event.book.yes.asks[0]?.price ?? null;
+        // Most book updates change levels behind the best ones: no new quote, nothing to publish.
+        if (bestBid === state.bestBid && bestAsk === state.bestAsk && state.updatedAt !== 0) return undefined;
+        state.bestBid = bestBid;
+        state.bestAsk = bestAsk;
         state.record(now, 0);
         return this.#quote(state, now);
       }
       case "quote": {
         const state = this.#state(event.marketId);
+        if (event.bestBid === state.bestBid && event.bestAsk === state.bestAsk && state.updatedAt !== 0) {
+          if (event.lastPrice === null || state.lastTradePrice !== null) return undefined;
+        }
         state.bestBid = event.bestBid;
         state.bestAsk = event.bestAsk;
         if (event.lastPrice !== null && state.lastTradePrice === null) state.lastTradePrice = event.lastPrice;

@@ -83,3 +83,12 @@ describe("QuoteBook", () => {
     expect(new QuoteBook().apply({ kind: "connection", state: "connected" }, T0)).toBeUndefined();
   });
 });
+
+describe("QuoteBook publishing", () => {
+  it("publishes a book update only when the best bid or ask moves", () => {
+    const quotes = new QuoteBook();
+    expect(quotes.apply(book(400_000, 450_000), T0)).toBeDefined();
+    expect(quotes.apply(book(400_000, 450_000), T0 + 1)).toBeUndefined();
+    expect(quotes.apply(book(410_000, 450_000), T0 + 2)?.bestBid).toBe(410_000);
+  });
+});

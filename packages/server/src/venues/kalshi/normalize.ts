@@ -147,7 +147,8 @@ let lastMs = Number.NaN;
 let lastIso = "";
 
 /** Prefers `ts_ms`, then `ts` (seconds or ISO), else the given fallback. */
-function messageTime(o: Json, fallback: string): string {
+/** The message's own time; `fallback` is only evaluated when the message has none. */
+function messageTime(o: Json, fallback: () => string): string {
   const ms = o["ts_ms"];
   if (typeof ms === "number" && Number.isFinite(ms)) {
     // Feed messages arrive in bursts sharing a millisecond; formatting a date is the costly part.
@@ -157,7 +158,7 @@ function messageTime(o: Json, fallback: string): string {
     }
     return lastIso;
   }
-  return isoTime(o, "ts") ?? fallback;
+  return isoTime(o, "ts") ?? fallback();
 }
 
 export function tickerFromMarketId(id: string): string {
@@ -586,7 +587,7 @@ export function normalizeTrade(raw: unknown, ctx: NormalizeContext): Trade {
     price,
     size,
     takerSide,
-    timestamp: messageTime(o, isoTime(o, "created_time") ?? ctx.now),
+    timestamp: messageTime(o, () => isoTime(o, "created_time") ?? ctx.now),
     venueTradeId: text(o, "trade_id") ?? null,
   };
 }
@@ -700,7 +701,7 @@ export function parseWsMessage(frame: unknown, ctx: NormalizeContext): KalshiWsM
         outcome: side,
         price,
         delta,
-        timestamp: messageTime(msg, ctx.now),
+        timestamp: messageTime(msg, () => ctx.now),
       };
     }
     case "ticker": {
@@ -719,7 +720,7 @@ export function parseWsMessage(frame: unknown, ctx: NormalizeContext): KalshiWsM
           bestBid: bid === undefined || bid === 0 ? null : bid,
           bestAsk: ask === undefined || ask >= MICROS ? null : ask,
           lastPrice: last === undefined || last === 0 ? null : last,
-          timestamp: messageTime(msg, ctx.now),
+          timestamp: messageTime(msg, () => ctx.now),
         },
       };
     }
@@ -844,7 +845,7 @@ export function normalizeFill(raw: unknown, ctx: NormalizeContext): VenueFill {
     price,
     size,
     fee: fee ?? 0,
-    timestamp: messageTime(o, isoTime(o, "created_time") ?? ctx.now),
+    timestamp: messageTime(o, () => isoTime(o, "created_time") ?? ctx.now),
   };
 }
 

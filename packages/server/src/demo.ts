@@ -1,0 +1,80 @@
+/**
+ * `crossbook demo`: the whole thing offline in one command. Starts the fake Polymarket and Kalshi
+ * (seeded world, books that move with trades) on free local ports, runs the service against them
+ * with the same configuration as `serve` (HOST, PORT, DATABASE_URL, …), creates a demo account with
+ * a live and a sandbox key, and prints how to use them. Stopping the demo stops the fakes.
+ */
+import { startKalshiFake } from "@crossbook/fakes/kalshi";
+import { startPolymarketFake } from "@crossbook/fakes/polymarket";
+import type { Config } from "./config";
+import { serve } from "./serve";
+
+export const DEMO_EMAIL = "demo@crossbook.local";
+
+export async function demo(config: Config, options: { tickMs?: number } = {}): Promise<void> {
+  const autoplay = { intervalMs: options.tickMs ?? 1000 };
+  const polymarket = await startPolymarketFake({ autoplay });
+  const kalshi = await startKalshiFake({ autoplay });
+  const demoConfig: Config = {
+    ...config,
+    venues: ["polymarket", "kalshi"],
+    venueUrls: {
+      polymarket: {
+        gamma: polymarket.gammaUrl,
+        clob: polymarket.clobUrl,
+        ws: polymarket.wsUrl,
+        data: polymarket.dataUrl,
+      },
+      kalshi: { api: kalshi.apiUrl, ws: kalshi.wsUrl },
+    },
+    // The fakes are local: sync often so changes show within seconds.
+    catalogSyncIntervalSeconds: Math.min(config.catalogSyncIntervalSeconds, 15),
+  };
+  await serve(demoConfig, {
+    async onListening({ services, address }) {
+      let account = await services.accounts.getByEmail(DEMO_EMAIL);
+      let password: string | undefined;
+      if (!account) {
+        password = `demo-${Math.random().toString(36).slice(2, 12)}`;
+        account = await services.accounts.create({ email: DEMO_EMAIL, password, tier: "pro", plan: "agent" });
+      }
+      // A re-run replaces the previous demo keys rather than piling them up against the key cap.
+      for (const key of await services.apiKeys.list(account.id)) {
+        if (!key.revoked_at && key.name.startsWith("demo "))
+          await services.apiKeys.revoke(account.id, key.id);
+      }
+      const live = await services.apiKeys.create(account.id, {
+        name: "demo live",
+        type: "trading",
+        environment: "live",
+      });
+      const sandbox = await services.apiKeys.create(account.id, {
+        name: "demo sandbox",
+        type: "trading",
+        environment: "sandbox",
+      });
+      const lines = [
+        "",
+        "crossbook demo is running, offline, against local fake venues:",
+        `  service      ${address}   (docs: ${address}/docs)`,
+        `  polymarket   ${polymarket.gammaUrl} (gamma), ${polymarket.clobUrl} (clob)`,
+        `  kalshi       ${kalshi.apiUrl}`,
+        "",
+        `  account      ${DEMO_EMAIL}${password ? `   password: ${password}` : " (existing)"}`,
+        `  live key     ${live.secret}`,
+        `  sandbox key  ${sandbox.secret}`,
+        "",
+        "Try:",
+        `  curl -s ${address}/v1/venues -H "authorization: Bearer ${live.secret}"`,
+        `  curl -s "${address}/v1/markets?limit=5" -H "authorization: Bearer ${live.secret}"`,
+        "",
+        "Ctrl-C stops the service and the fake venues.",
+        "",
+      ];
+      process.stdout.write(lines.join("\n"));
+    },
+    async onShutdown() {
+      await Promise.allSettled([polymarket.close(), kalshi.close()]);
+    },
+  });
+}
