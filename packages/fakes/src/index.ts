@@ -10,4 +10,5 @@ export {
   type PolymarketScript,
   startPolymarketFake,
 } from "./polymarket/index";
+export { type CrossListing, crossListings } from "./world/cross";
 export { DEFAULT_WORLD, type SeedMarket, seedFor } from "./world/seed";

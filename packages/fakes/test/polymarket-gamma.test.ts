@@ -204,7 +204,10 @@ describe("fake Polymarket — Gamma", () => {
     expect((await get(`/events?slug=${fed.slug}`)).json).toHaveLength(1);
     expect((await get("/events/slug/nope")).status).toBe(404);
     const closedOnly = (await get("/events?closed=true")).json as Json[];
-    expect(closedOnly.map((e) => e.slug)).toEqual(["snow-in-london-november-20-2026"]);
+    expect(closedOnly.map((e) => e.slug)).toEqual([
+      "snow-in-london-november-20-2026",
+      "highest-temperature-in-nyc-on-november-15-2026",
+    ]);
   });
 
   it("orders by a field", async () => {

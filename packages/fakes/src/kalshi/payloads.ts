@@ -58,8 +58,8 @@ export function marketPayload(m: KMarket): Record<string, unknown> {
     strike_type: "custom",
     rules_primary: m.rulesPrimary,
     rules_secondary: m.rulesSecondary,
-    price_level_structure: m.tick === 100 ? "linear_cent" : "deci_cent",
-    price_ranges: [{ start: "0.0000", end: "1.0000", step: fmtDollars(m.tick) }],
+    price_level_structure: m.priceLevelStructure,
+    price_ranges: priceRanges(m),
     fractional_trading_enabled: false,
     response_price_units: "usd_cent",
   };
@@ -68,6 +68,17 @@ export function marketPayload(m: KMarket): Record<string, unknown> {
     out["mve_selected_legs"] = m.mve.legs;
   }
   return out;
+}
+
+/** VENUES.md §2.2 `price_ranges`: the valid ticks of each price band. */
+function priceRanges(m: KMarket): { start: string; end: string; step: string }[] {
+  if (m.priceLevelStructure !== "tapered_deci_cent")
+    return [{ start: "0.0000", end: "1.0000", step: fmtDollars(m.tick) }];
+  return [
+    { start: "0.0000", end: "0.1000", step: "0.0010" },
+    { start: "0.1000", end: "0.9000", step: "0.0100" },
+    { start: "0.9000", end: "1.0000", step: "0.0010" },
+  ];
 }
 
 /** VENUES.md §2.2 "EventData". `markets` only when nested markets were asked for. */

@@ -11,6 +11,7 @@ import { COUNT_SCALE, hash32, PRICE_SCALE, Rng, uuidFrom } from "./units";
 /** Object-level market status (VENUES.md §2.2; filter values differ). */
 export type MarketStatus = "initialized" | "inactive" | "active" | "closed" | "determined" | "finalized";
 export type BookSide = "bid" | "ask";
+export type PriceLevelStructure = "linear_cent" | "deci_cent" | "tapered_deci_cent";
 export type OutcomeSide = "yes" | "no";
 export type TimeInForce = "fill_or_kill" | "good_till_canceled" | "immediate_or_cancel";
 export type StpType = "taker_at_cross" | "maker";
@@ -44,8 +45,12 @@ export interface KMarket {
   updatedMs: number;
   status: MarketStatus;
   result: "" | "yes" | "no";
-  /** Tick in price units: 100 (linear_cent) or 10 (deci_cent). */
+  /**
+   * Tick in price units: 100 (linear_cent) or 10 (deci_cent, and tapered_deci_cent, whose finest tick
+   * the order check accepts everywhere; the exact bands are published in `price_ranges`).
+   */
   tick: number;
+  priceLevelStructure: PriceLevelStructure;
   mve: {
     collectionTicker: string;
     legs: { event_ticker: string; market_ticker: string; side: string }[];
@@ -246,7 +251,17 @@ function seriesOf(eventTicker: string): string {
 function statusOf(s: SeedMarket): MarketStatus {
   if (s.status === "resolved") return "finalized";
   if (s.status === "closed") return "closed";
+  if (s.status === "unopened") return "initialized";
   return "active";
+}
+
+function structureOf(s: SeedMarket): PriceLevelStructure {
+  return s.priceLevelStructure ?? (s.tickSize === 0.001 ? "deci_cent" : "linear_cent");
+}
+
+/** A seeded value when the seed gives one, else the generated one (generated either way, so the RNG stream is the same). */
+function orSeed(seeded: number | undefined, generated: number): number {
+  return seeded === undefined ? generated : Math.round(seeded * COUNT_SCALE);
 }
 
 /** Seed house liquidity: five levels a side around the seed price, sizes from the RNG. */
@@ -294,9 +309,11 @@ function buildWorld(state: KalshiState): void {
   const seeds = state.world.filter((s) => s.venue === "kalshi");
   const combos: KMarket[] = [];
   const regular: KMarket[] = [];
+  const exclusive = new Map<string, boolean>();
   for (const s of seeds) {
     const eventTicker = s.eventKey;
-    const seriesTicker = seriesOf(eventTicker);
+    const seriesTicker = s.seriesKey ?? seriesOf(eventTicker);
+    if (s.mutuallyExclusive !== undefined) exclusive.set(eventTicker, s.mutuallyExclusive);
     if (!state.series.has(seriesTicker)) {
       state.series.set(seriesTicker, {
         ticker: seriesTicker,
@@ -323,9 +340,12 @@ function buildWorld(state: KalshiState): void {
       state.events.set(eventTicker, ev);
     }
     const rng = new Rng(hash32(`${state.seed}:${s.key}:stats`));
-    const tick = s.tickSize === 0.001 ? 10 : 100;
+    const structure = structureOf(s);
+    const tick = structure === "linear_cent" ? 100 : 10;
     const price = Math.round((s.yesPrice * PRICE_SCALE) / tick) * tick;
     const closeMs = Date.parse(s.closeTime);
+    const opened = s.openTime ?? s.startDate;
+    const openMs = opened ? Date.parse(opened) : closeMs - 120 * 86_400_000;
     const m: KMarket = {
       ticker: s.key,
       marketId: uuidFrom(`kalshi-market:${s.key}`),
@@ -338,20 +358,21 @@ function buildWorld(state: KalshiState): void {
       rulesSecondary: "",
       settlementSource: s.settlementSource,
       category: titleCase(s.category),
-      openMs: closeMs - 120 * 86_400_000,
+      openMs,
       closeMs,
-      createdMs: closeMs - 121 * 86_400_000,
+      createdMs: opened ? openMs - 86_400_000 : closeMs - 121 * 86_400_000,
       updatedMs: now,
       status: statusOf(s),
       result: s.status === "resolved" ? (s.resolution ?? "") : "",
       tick,
+      priceLevelStructure: structure,
       mve: null,
       lastPrice: price,
       previousPrice: clampPrice(price - tick * rng.int(-3, 3), tick),
       previousBid: clampPrice(price - tick * rng.int(1, 4), tick),
       previousAsk: clampPrice(price + tick * rng.int(1, 4), tick),
-      volume: rng.int(1_000, 250_000) * COUNT_SCALE,
-      volume24h: rng.int(10, 5_000) * COUNT_SCALE,
+      volume: orSeed(s.volume, rng.int(1_000, 250_000) * COUNT_SCALE),
+      volume24h: orSeed(s.volume24h, rng.int(10, 5_000) * COUNT_SCALE),
       openInterest: rng.int(500, 90_000) * COUNT_SCALE,
       lastTradeSize: rng.int(1, 50) * COUNT_SCALE,
       bids: [],
@@ -364,7 +385,9 @@ function buildWorld(state: KalshiState): void {
     ev.markets.push(m);
   }
   // Events with several markets in the seed are mutually exclusive ladders (e.g. Fed outcomes).
-  for (const ev of state.events.values()) ev.mutuallyExclusive = ev.markets.length > 1;
+  // A seed may say otherwise (`mutuallyExclusive: false` for a threshold ladder).
+  for (const ev of state.events.values())
+    ev.mutuallyExclusive = exclusive.get(ev.eventTicker) ?? ev.markets.length > 1;
   // Multivariate combos built from pairs of open regular markets (VENUES.md §2.2 gotcha).
   // Legs come from different events (one open market per event), so no combo is self-contradictory.
   const open: KMarket[] = [];
@@ -416,6 +439,7 @@ function buildWorld(state: KalshiState): void {
       category: "Exotics",
       closeMs: ev.strikeMs,
       tick: 100,
+      priceLevelStructure: "linear_cent",
       mve: {
         collectionTicker: collection,
         legs: [

@@ -52,7 +52,7 @@ export function gammaMarket(state: PolymarketState, m: PmMarket, withEvent = tru
   const open = m.status === "open";
   const { bid, ask } = state.bestYes(m);
   const volume = round(m.baseVolume + m.tradedCash);
-  const vol24 = round(m.baseVolume * 0.004 + m.tradedCash);
+  const vol24 = round(m.baseVolume24h + m.tradedCash);
   const liquidity = round(m.baseLiquidity);
   const market: Record<string, unknown> = {
     id: m.id,
@@ -125,7 +125,7 @@ export function gammaEvent(state: PolymarketState, e: PmEvent, withMarkets = tru
   const first = ms[0]!;
   const volume = round(ms.reduce((a, m) => a + m.baseVolume + m.tradedCash, 0));
   const liquidity = round(ms.reduce((a, m) => a + m.baseLiquidity, 0));
-  const vol24 = round(ms.reduce((a, m) => a + m.baseVolume * 0.004 + m.tradedCash, 0));
+  const vol24 = round(ms.reduce((a, m) => a + m.baseVolume24h + m.tradedCash, 0));
   const endDate = ms
     .map((m) => m.seed.closeTime)
     .sort()

@@ -117,6 +117,8 @@ export interface PmMarket {
   lastTrade: { price: number; size: number; side: Side } | null;
   /** Seeded lifetime volume and liquidity (pUSD, float for the listing) plus traded cash. */
   baseVolume: number;
+  /** Seeded 24 h volume (pUSD); the listing adds traded cash. */
+  baseVolume24h: number;
   tradedCash: number;
   baseLiquidity: number;
   /** YES price prints since the fake started: unix s and price units. */
@@ -236,8 +238,14 @@ export class PolymarketState {
     ];
     const r = new Rng(hash32(`${this.seed}:meta:${s.key}`));
     const tick = Math.round(s.tickSize * PRICE_SCALE);
-    const status: MarketStatus = s.status ?? "open";
+    // Polymarket has no pre-open state (VENUES.md §1.2): an "unopened" seed is served as open.
+    const status: MarketStatus = s.status === undefined || s.status === "unopened" ? "open" : s.status;
     const created = new Date(Date.parse(s.closeTime) - r.int(60, 240) * 86_400_000);
+    // Generated in this order whether or not the seed overrides them, so other values stay put.
+    const genVolume = Math.round(r.next() * 2_000_000 * 100) / 100 + 5_000;
+    const genLiquidity = Math.round((r.next() * 80_000 + 2_000) * 100) / 100;
+    const baseVolume = s.volume ?? genVolume;
+    const opened = s.openTime ?? s.startDate;
     return {
       seed: s,
       index,
@@ -252,7 +260,7 @@ export class PolymarketState {
       yesTokenId: tokenIds[yesIndex],
       noTokenId: tokenIds[yesIndex === 0 ? 1 : 0],
       tick,
-      minSize: 5 * MICRO,
+      minSize: Math.round((s.minSize ?? 5) * MICRO),
       negRisk: s.negRisk ?? false,
       status,
       resolution: status === "resolved" ? (s.resolution ?? "yes") : null,
@@ -260,11 +268,12 @@ export class PolymarketState {
       asks: [],
       fair: Math.min(PRICE_SCALE - tick, Math.max(tick, snapPrice(s.yesPrice, tick))),
       lastTrade: null,
-      baseVolume: Math.round(r.next() * 2_000_000 * 100) / 100 + 5_000,
+      baseVolume,
+      baseVolume24h: s.volume24h ?? baseVolume * 0.004,
       tradedCash: 0,
-      baseLiquidity: Math.round((r.next() * 80_000 + 2_000) * 100) / 100,
+      baseLiquidity: s.liquidity ?? genLiquidity,
       prints: [],
-      startDate: created.toISOString().replace(/\.\d{3}Z$/, "Z"),
+      startDate: opened ?? created.toISOString().replace(/\.\d{3}Z$/, "Z"),
     };
   }
 

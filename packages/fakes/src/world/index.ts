@@ -1,1 +1,2 @@
+export * from "./cross";
 export * from "./seed";

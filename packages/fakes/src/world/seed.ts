@@ -2,9 +2,12 @@
  * The default world both fake venues serve: realistic events across politics, economics, crypto,
  * sports, weather and entertainment. Some contracts are listed on both venues (`sameAs` names the
  * other venue's key), as real ones are; some only on one; and some are look-alikes that are NOT the
- * same contract (`lookalikeOf`, with the reason), so matching has hard negatives to refuse.
+ * same contract (`lookalikeOf`, with the reason), so matching has hard negatives to refuse; others are
+ * complements (`complementOf`: YES on one venue is NO on the other). `crossListings()` lists the pairs.
  * Written for crossbook; every text here is ours.
  */
+import { MORE_MARKETS } from "./more";
+
 export type Category = "politics" | "economics" | "crypto" | "sports" | "weather" | "entertainment";
 export type VenueName = "polymarket" | "kalshi";
 
@@ -28,12 +31,59 @@ export interface SeedMarket {
   yesPrice: number;
   tickSize: 0.01 | 0.001;
   negRisk?: boolean;
-  status?: "open" | "closed" | "resolved";
+  /**
+   * Default "open". "unopened" is listed but not yet trading (Kalshi `initialized`); Polymarket has
+   * no such state in VENUES.md §1.2 and serves it as open.
+   */
+  status?: "open" | "closed" | "resolved" | "unopened";
   resolution?: "yes" | "no";
   /** The same contract on the other venue (its key there). */
   sameAs?: string;
   /** Looks like another venue's market but settles differently. */
-  lookalikeOf?: { key: string; why: string };
+  lookalikeOf?: Lookalike;
+  /** Further look-alikes on the other venue, when one is not enough (same shape as `lookalikeOf`). */
+  moreLookalikes?: Lookalike[];
+  /** The other venue's market whose YES is this market's NO (its key there). */
+  complementOf?: string;
+
+  // Optional venue fields. When absent each fake generates its own (deterministic) value.
+  /** Minimum order size in shares (Polymarket `orderMinSize`; Kalshi has no such field). Default 5. */
+  minSize?: number;
+  /** Lifetime volume in the venue's unit: pUSD on Polymarket, contracts on Kalshi (`volume_fp`). */
+  volume?: number;
+  /** 24 h volume, same units as `volume` (Polymarket `volume24hr`, Kalshi `volume_24h_fp`). */
+  volume24h?: number;
+  /** Polymarket `liquidity` in pUSD. Kalshi's `liquidity_dollars` is deprecated and stays "0.0000". */
+  liquidity?: number;
+  /** ISO 8601 UTC: Kalshi `open_time`, Polymarket `startDate`. */
+  openTime?: string;
+  /** Alias of `openTime` under Polymarket's name; if both are given they must be equal. */
+  startDate?: string;
+  /** Kalshi series ticker; default the event ticker's first segment. */
+  seriesKey?: string;
+  /**
+   * Kalshi `price_level_structure`; default from `tickSize` (0.01 → linear_cent, 0.001 → deci_cent).
+   * `tapered_deci_cent` (0.001 below 0.10 and above 0.90, 0.01 between) needs `tickSize: 0.001`.
+   */
+  priceLevelStructure?: "linear_cent" | "deci_cent" | "tapered_deci_cent";
+  /**
+   * Kalshi: whether this market's event is mutually exclusive (a ladder of thresholds is not).
+   * Default: events with more than one market are. Set it on every market of the event.
+   */
+  mutuallyExclusive?: boolean;
+}
+
+/** A look-alike on the other venue: similar text, different contract. */
+export interface Lookalike {
+  /** The other venue's key. */
+  key: string;
+  /** One line: why they are not the same contract. */
+  why: string;
+  /**
+   * The relation MATCHING.md would assign, from this market's side ("subset": this YES implies the
+   * other's YES). Absent: not a clean set relation (a different source, rules, tie handling…).
+   */
+  trueRelation?: "subset" | "superset" | "overlap" | "disjoint";
 }
 
 const DEC31 = "2026-12-31T23:59:59Z";
@@ -395,6 +445,8 @@ export const DEFAULT_WORLD: SeedMarket[] = [
     tickSize: 0.001,
     status: "closed",
   },
+  // The larger world (more markets, ladders, neg-risk events, complements, look-alikes): ./more.ts
+  ...MORE_MARKETS,
 ];
 
 /** Markets of one venue in the default world. */
