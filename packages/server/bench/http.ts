@@ -118,8 +118,9 @@ async function main(): Promise<void> {
   const full = await startChild("full");
   const bare = await startChild("bare", full.ready.body);
   try {
-    await load(full.ready, 2, connections); // warm-up: JIT and caches
-    await load(bare.ready, 2, connections);
+    // Warm-up: the full stack has more code for V8 to optimize; give both time to reach steady state.
+    await load(full.ready, 6, connections);
+    await load(bare.ready, 3, connections);
     const ratios: number[] = [];
     const fullRates: number[] = [];
     const bareRates: number[] = [];
