@@ -78,6 +78,12 @@ const POW10 = [1_000_000, 100_000, 10_000, 1_000, 100, 10, 1];
  */
 export function decimalMicros(input: string | number): Micros | undefined {
   if (typeof input !== "string") return parseMicros(input);
+  // Negative deltas ("-54.00") are half of all book updates: same fast path, negated.
+  if (input.charCodeAt(0) === 45) {
+    const next = input.charCodeAt(1);
+    const magnitude = next >= 48 && next <= 57 ? decimalMicros(input.slice(1)) : undefined;
+    return magnitude === undefined ? parseMicros(input) : -magnitude;
+  }
   const n = input.length;
   if (n === 0 || n > 16) return parseMicros(input);
   let whole = 0;

@@ -31,6 +31,11 @@ describe("decimalMicros", () => {
       ".5",
       "5.",
       "",
+      "-54.00",
+      "-0.5",
+      "- 1",
+      "--1",
+      "-",
     ]) {
       expect(decimalMicros(text)).toBe(parseMicros(text));
     }
