@@ -332,7 +332,11 @@ export const DEFAULT_WORLD: SeedMarket[] = [
     yesLabel: "Lakers",
     yesPrice: 0.44,
     tickSize: 0.01,
-    sameAs: "KXNBAGAME-26DEC25LALBOS-LAL",
+    // Not the same contract: a cancelled game resolves 50-50 here but at the last fair price on Kalshi.
+    lookalikeOf: {
+      key: "KXNBAGAME-26DEC25LALBOS-LAL",
+      why: "cancelled game: 50-50 on Polymarket vs last fair price on Kalshi",
+    },
   },
   {
     venue: "kalshi",
@@ -347,7 +351,10 @@ export const DEFAULT_WORLD: SeedMarket[] = [
     closeTime: "2026-12-26T04:00:00Z",
     yesPrice: 0.45,
     tickSize: 0.01,
-    sameAs: "nba-lal-bos-2026-12-25",
+    lookalikeOf: {
+      key: "nba-lal-bos-2026-12-25",
+      why: "cancelled game: last fair price on Kalshi vs 50-50 on Polymarket",
+    },
   },
   {
     venue: "kalshi",
