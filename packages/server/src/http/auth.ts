@@ -10,7 +10,7 @@
  * Every authenticated response carries the IETF RateLimit-* headers and their X-RateLimit-*
  * twins; `*-Reset` is in seconds.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { type KeyLimits, limitsFor } from "../accounts/limits";
 import type { Account, AccountsService, Session } from "../accounts/service";
@@ -99,19 +99,27 @@ export const authPlugin = fp<AuthDeps>(
       };
     }
 
+    // One context per verified key (the key cache hands out the same object for its TTL), so the
+    // limits are not recomputed per request.
+    const contexts = new WeakMap<AuthenticatedKey, AuthContext>();
     function keyContext(found: AuthenticatedKey): AuthContext {
-      return {
-        kind: "key",
-        account: found.account,
-        key: found.key,
-        permissions: found.permissions,
-        limits: limitsFor(found.account, found.key.type, deps.config),
-      };
+      let context = contexts.get(found);
+      if (!context) {
+        context = {
+          kind: "key",
+          account: found.account,
+          key: found.key,
+          permissions: found.permissions,
+          limits: limitsFor(found.account, found.key.type, deps.config),
+        };
+        contexts.set(found, context);
+      }
+      return context;
     }
 
     /** Rate limit, then permission; returns the error to fail with, if any. */
     function admit(
-      request: FastifyRequest,
+      config: FastifyContextConfig,
       reply: FastifyReply,
       auth: AuthContext,
       decision: LimitDecision,
@@ -134,7 +142,6 @@ export const authPlugin = fp<AuthDeps>(
           { limit: decision.limit, remaining: decision.remaining, reset_seconds: decision.resetSeconds },
         ).withHeaders({ "Retry-After": reset });
       }
-      const config = request.routeOptions.config;
       const permission = config.permission ?? (config.auth === "session" ? "manage_keys" : "read");
       if (permission !== "any" && !auth.permissions.has(permission)) {
         return new AppError("FORBIDDEN", `This key lacks the '${permission}' permission`, {
@@ -146,6 +153,7 @@ export const authPlugin = fp<AuthDeps>(
 
     function limit(
       request: FastifyRequest,
+      config: FastifyContextConfig,
       reply: FastifyReply,
       auth: AuthContext,
       done: (error?: Error) => void,
@@ -154,11 +162,11 @@ export const authPlugin = fp<AuthDeps>(
       const subject = auth.kind === "key" ? `key:${auth.key.id}` : `session:${auth.session.id}`;
       const budget = auth.limits.requests_per_minute;
       if (deps.limiter.consumeSync) {
-        done(admit(request, reply, auth, deps.limiter.consumeSync(subject, budget, deps.clock.now())));
+        done(admit(config, reply, auth, deps.limiter.consumeSync(subject, budget, deps.clock.now())));
         return;
       }
       deps.limiter.consume(subject, budget, deps.clock.now()).then(
-        (decision) => done(admit(request, reply, auth, decision)),
+        (decision) => done(admit(config, reply, auth, decision)),
         (error) => done(error),
       );
     }
@@ -166,23 +174,24 @@ export const authPlugin = fp<AuthDeps>(
     // Callback style with a synchronous fast path (cached key, in-memory limiter): no promise per
     // request unless the store or Redis must be asked.
     app.addHook("onRequest", (request, reply, done) => {
+      const { url, config } = request.route ?? request.routeOptions;
       // Unknown routes (404/405 handler) have no auth config: answer them without asking for a key.
-      if (!request.routeOptions.url) return done();
-      const mode: AuthMode = request.routeOptions.config.auth ?? "key";
+      if (!url) return done();
+      const mode: AuthMode = config.auth ?? "key";
       if (mode === "none") return done();
 
       const token = bearer(request);
       if (!token) return done(new AppError("UNAUTHORIZED", "Missing Authorization: Bearer <API key> header"));
 
       if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-        resolveSession(token, mode).then((auth) => limit(request, reply, auth, done), done);
+        resolveSession(token, mode).then((auth) => limit(request, config, reply, auth, done), done);
         return;
       }
       const cached = deps.apiKeys.authenticateCached(token);
-      if (cached) return limit(request, reply, keyContext(cached), done);
+      if (cached) return limit(request, config, reply, keyContext(cached), done);
       deps.apiKeys.authenticate(token).then((found) => {
         if (!found) return done(new AppError("UNAUTHORIZED", "Invalid or revoked API key"));
-        limit(request, reply, keyContext(found), done);
+        limit(request, config, reply, keyContext(found), done);
       }, done);
     });
   },

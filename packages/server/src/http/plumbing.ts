@@ -3,12 +3,25 @@
  * envelope for every error (ours, Fastify's, Ajv's, and unknown ones), 404 for unknown paths and 405
  * (with Allow) for a known path with the wrong method. Nothing here shows internals on a 5xx.
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type {
+  FastifyContextConfig,
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+} from "fastify";
 import fp from "fastify-plugin";
 import { COMMON_ERROR_RESPONSES } from "./envelope";
 import { AppError, ERROR_CATALOG, type ErrorCode, validationError } from "./errors";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The matched route's pattern (undefined for unknown paths) and config, read once. */
+    route: { url: string | undefined; config: FastifyContextConfig } | null;
+  }
+}
 
 interface AjvError {
   instancePath?: string;
@@ -111,7 +124,12 @@ export const plumbing = fp(
     // The API speaks JSON only; anything else is a 415, not a string handed to a JSON schema.
     app.removeContentTypeParser("text/plain");
 
+    // Fastify builds a new `routeOptions` object on every access; read it once per request here
+    // and let later hooks (auth, metrics) use `request.route`.
+    app.decorateRequest("route", null);
     app.addHook("onRequest", (request, reply, done) => {
+      const { url, config } = request.routeOptions;
+      request.route = { url, config };
       reply.header("X-Request-Id", request.id);
       done();
     });

@@ -35,7 +35,7 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
     // Callback-style hook: no promise per request on the hot path.
     app.addHook("onResponse", (request, reply, done) => {
       // Unknown paths share one label so scanners cannot blow up the series count.
-      const route = request.routeOptions.url ?? "unmatched";
+      const route = (request.route ?? request.routeOptions).url ?? "unmatched";
       const id = `${request.method} ${route} ${reply.statusCode}`;
       let child = children.get(id);
       if (!child) {
