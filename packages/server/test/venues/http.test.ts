@@ -153,7 +153,10 @@ describe("VenueHttp", () => {
 
   it("reports a refused connection as unavailable", async () => {
     const { venueHttp } = client({ baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
-    await expect(venueHttp.request("GET", "/x")).rejects.toMatchObject({ kind: "unavailable" });
+    await expect(venueHttp.request("GET", "/x")).rejects.toMatchObject({
+      kind: "unavailable",
+      message: expect.stringContaining("ECONNREFUSED"),
+    });
   });
 });
 
