@@ -152,7 +152,12 @@ describe("VenueHttp", () => {
   });
 
   it("reports a refused connection as unavailable", async () => {
-    const { venueHttp } = client({ baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
+    // A port that was free a moment ago: nothing listens there now.
+    const probe = http.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const { venueHttp } = client({ baseUrl: `http://127.0.0.1:${port}`, maxRetries: 0 });
     await expect(venueHttp.request("GET", "/x")).rejects.toMatchObject({
       kind: "unavailable",
       message: expect.stringContaining("ECONNREFUSED"),
