@@ -168,13 +168,14 @@ export class VenueHttp {
           { cause: error },
         );
       }
+      // fetch says only "fetch failed"; the cause says why (ENOTFOUND host, ECONNREFUSED, …).
+      const cause = (error as { cause?: { code?: string; hostname?: string; message?: string } }).cause;
+      const why = cause?.code ? `${cause.code}${cause.hostname ? ` ${cause.hostname}` : ""}` : cause?.message;
       throw new VenueError(
         this.options.venue,
         "unavailable",
-        `${method} ${url.pathname} failed: ${(error as Error).message}`,
-        {
-          cause: (error as { cause?: unknown }).cause ?? error,
-        },
+        `${method} ${url.host}${url.pathname} failed: ${(error as Error).message}${why ? ` (${why})` : ""}`,
+        { cause: cause ?? error },
       );
     }
     let text: string;
