@@ -14,29 +14,46 @@ import { complement, type Micros } from "../decimal";
 import type { BookLevel, OrderBook, Outcome } from "../model";
 import { marketId } from "../venue";
 
-/** Index of `price` in `levels` sorted by `dir` (-1 = descending, 1 = ascending), or where it would go. */
-function search(levels: readonly BookLevel[], price: Micros, dir: 1 | -1): { index: number; found: boolean } {
+/**
+ * Where `price` is in `levels` sorted by `dir` (-1 = descending, 1 = ascending): its index when
+ * present, else -(insertion point) - 1. A number rather than an object: this runs three times per
+ * delta at feed rate.
+ */
+function search(levels: readonly BookLevel[], price: Micros, dir: 1 | -1): number {
   let lo = 0;
   let hi = levels.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     const p = levels[mid]!.price;
-    if (p === price) return { index: mid, found: true };
+    if (p === price) return mid;
     if ((p - price) * dir < 0) lo = mid + 1;
     else hi = mid;
   }
-  return { index: lo, found: false };
+  return -lo - 1;
 }
 
-/** A new array with the level at `price` set to `size` (removed at 0). */
+/** A new array with the level at `price` set to `size` (removed at 0); the same array if unchanged. */
 function withLevel(levels: BookLevel[], price: Micros, size: Micros, dir: 1 | -1): BookLevel[] {
-  const { index, found } = search(levels, price, dir);
-  const copy = levels.slice();
-  if (size === 0) {
-    if (found) copy.splice(index, 1);
-  } else if (found) copy[index] = { price, size };
-  else copy.splice(index, 0, { price, size });
-  return copy;
+  const at = search(levels, price, dir);
+  const n = levels.length;
+  if (at >= 0) {
+    if (size !== 0) {
+      const copy = levels.slice();
+      copy[at] = { price, size };
+      return copy;
+    }
+    const out: BookLevel[] = new Array(n - 1);
+    for (let i = 0; i < at; i++) out[i] = levels[i]!;
+    for (let i = at + 1; i < n; i++) out[i - 1] = levels[i]!;
+    return out;
+  }
+  if (size === 0) return levels;
+  const index = -at - 1;
+  const out: BookLevel[] = new Array(n + 1);
+  for (let i = 0; i < index; i++) out[i] = levels[i]!;
+  out[index] = { price, size };
+  for (let i = index; i < n; i++) out[i + 1] = levels[i]!;
+  return out;
 }
 
 export class LocalBook {
@@ -72,7 +89,7 @@ export class LocalBook {
   apply(outcome: Outcome, price: Micros, delta: Micros, sequence: number | null): boolean {
     const bids = outcome === "yes" ? this.#yesBids : this.#noBids;
     const at = search(bids, price, -1);
-    const next = (at.found ? bids[at.index]!.size : 0) + delta;
+    const next = (at >= 0 ? bids[at]!.size : 0) + delta;
     if (next < 0) return false;
     const newBids = withLevel(bids, price, next, -1);
     if (outcome === "yes") {
