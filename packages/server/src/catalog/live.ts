@@ -1,23 +1,16 @@
 /**
  * Keeps the catalog's "as last seen" prices live: subscribes each venue's feed to its open markets
- * (the most traded first, up to a cap), folds book/quote/trade/status events into an in-memory
- * latest-price map, and writes the changed markets to the store in batches, never once per
+ * (the most traded first, up to a cap), folds book/quote/trade events into a QuoteBook (the
+ * prices domain's quote math, so the catalog and the prices API agree), and writes the changed markets to the store in batches, never once per
  * message. Feed connection state goes to the venue's health. Market data consumers that need every
  * tick (the price stream, candles) get the raw FeedEvents through `onEvent`.
  */
-import type { Clock } from "../infra/clock";
+import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
-import type { Micros } from "../venues/decimal";
+import { QuoteBook } from "../prices/quotes";
 import type { VenueId } from "../venues/model";
 import type { FeedEvent, FeedSubscription, Venue } from "../venues/venue";
 import type { CatalogLogger, CatalogService } from "./service";
-
-export interface LatestPrice {
-  bestBid: Micros | null;
-  bestAsk: Micros | null;
-  lastPrice: Micros | null;
-  updatedAt: number;
-}
 
 export interface LiveOptions {
   /** Most markets subscribed per venue. */
@@ -26,48 +19,9 @@ export interface LiveOptions {
   flushIntervalMs: number;
 }
 
-/** Applies one feed event to the latest-price map; returns the market id it changed, if any. */
-export function applyFeedEvent(
-  latest: Map<string, LatestPrice>,
-  event: FeedEvent,
-  now: number,
-): string | undefined {
-  const entry = (id: string) => {
-    let current = latest.get(id);
-    if (!current) {
-      current = { bestBid: null, bestAsk: null, lastPrice: null, updatedAt: now };
-      latest.set(id, current);
-    }
-    current.updatedAt = now;
-    return current;
-  };
-  switch (event.kind) {
-    case "book": {
-      const current = entry(event.book.marketId);
-      current.bestBid = event.book.yes.bids[0]?.price ?? null;
-      current.bestAsk = event.book.yes.asks[0]?.price ?? null;
-      return event.book.marketId;
-    }
-    case "quote": {
-      const current = entry(event.marketId);
-      current.bestBid = event.bestBid;
-      current.bestAsk = event.bestAsk;
-      if (event.lastPrice !== null) current.lastPrice = event.lastPrice;
-      return event.marketId;
-    }
-    case "trade": {
-      // Our last price is YES's: a NO trade at p is a YES trade at 1 - p.
-      const current = entry(event.trade.marketId);
-      current.lastPrice = event.trade.outcome === "yes" ? event.trade.price : 1_000_000 - event.trade.price;
-      return event.trade.marketId;
-    }
-    default:
-      return undefined;
-  }
-}
-
 export class LiveMarkets {
-  readonly latest = new Map<string, LatestPrice>();
+  /** Latest quote per market; the same quote math the prices API uses. */
+  readonly quotes = new QuoteBook();
   readonly #dirty = new Set<string>();
   readonly #subscriptions = new Map<VenueId, FeedSubscription>();
   readonly #listeners = new Set<(venue: VenueId, event: FeedEvent) => void>();
@@ -130,8 +84,8 @@ export class LiveMarkets {
     if (event.kind === "connection") {
       this.catalog.setFeedConnected(venueId, event.state !== "disconnected");
     } else {
-      const changed = applyFeedEvent(this.latest, event, this.clock.now());
-      if (changed) this.#dirty.add(changed);
+      const quote = this.quotes.apply(event, this.clock.now());
+      if (quote) this.#dirty.add(quote.marketId);
     }
     for (const listener of this.#listeners) {
       try {
@@ -147,17 +101,18 @@ export class LiveMarkets {
     if (this.#dirty.size === 0) return 0;
     const ids = [...this.#dirty];
     this.#dirty.clear();
-    const nowIso = new Date(this.clock.now()).toISOString();
+    const now = this.clock.now();
+    const nowIso = isoNow(this.clock);
     await this.db.transaction().execute(async (trx) => {
       for (const id of ids) {
-        const price = this.latest.get(id);
-        if (!price) continue;
+        const quote = this.quotes.get(id, now);
+        if (!quote) continue;
         await trx
           .updateTable("markets")
           .set({
-            best_bid: price.bestBid,
-            best_ask: price.bestAsk,
-            ...(price.lastPrice !== null ? { last_price: price.lastPrice } : {}),
+            best_bid: quote.bestBid,
+            best_ask: quote.bestAsk,
+            ...(quote.lastTradePrice !== null ? { last_price: quote.lastTradePrice } : {}),
             updated_at: nowIso,
           })
           .where("id", "=", id)

@@ -117,12 +117,19 @@ export class QuoteBook {
       }
       case "quote": {
         const state = this.#state(event.marketId);
-        if (event.bestBid === state.bestBid && event.bestAsk === state.bestAsk && state.updatedAt !== 0) {
-          if (event.lastPrice === null || state.lastTradePrice !== null) return undefined;
+        const lastChanged = event.lastPrice !== null && event.lastPrice !== state.lastTradePrice;
+        if (
+          event.bestBid === state.bestBid &&
+          event.bestAsk === state.bestAsk &&
+          !lastChanged &&
+          state.updatedAt !== 0
+        ) {
+          return undefined;
         }
         state.bestBid = event.bestBid;
         state.bestAsk = event.bestAsk;
-        if (event.lastPrice !== null && state.lastTradePrice === null) state.lastTradePrice = event.lastPrice;
+        // A venue ticker's last price is the venue's latest trade price.
+        if (lastChanged) state.lastTradePrice = event.lastPrice;
         state.record(now, 0);
         return this.#quote(state, now);
       }

@@ -1,55 +1,9 @@
 /** Live prices: feed events fold into the catalog's last-seen prices, written in batches. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyFeedEvent, type LatestPrice } from "../../src/catalog/live";
 import type { VenueId } from "../../src/venues/model";
 import type { Venue } from "../../src/venues/venue";
 import { bearer, createKey, createTestApp, signup, type TestApp } from "../support/app";
 import { TestVenue, testMarket } from "../support/fake-venue";
-
-describe("applyFeedEvent", () => {
-  it("takes best bid/ask from the YES book and the last price from trades, NO trades as 1 - p", () => {
-    const latest = new Map<string, LatestPrice>();
-    applyFeedEvent(
-      latest,
-      {
-        kind: "book",
-        book: {
-          marketId: "m",
-          yes: { bids: [{ price: 400_000, size: 1 }], asks: [{ price: 450_000, size: 1 }] },
-          no: { bids: [{ price: 550_000, size: 1 }], asks: [{ price: 600_000, size: 1 }] },
-          timestamp: "t",
-          sequence: 1,
-        },
-      },
-      1,
-    );
-    expect(latest.get("m")).toEqual({ bestBid: 400_000, bestAsk: 450_000, lastPrice: null, updatedAt: 1 });
-    applyFeedEvent(
-      latest,
-      {
-        kind: "trade",
-        trade: {
-          marketId: "m",
-          outcome: "no",
-          price: 570_000,
-          size: 1,
-          takerSide: "buy",
-          timestamp: "t",
-          venueTradeId: null,
-        },
-      },
-      2,
-    );
-    expect(latest.get("m")?.lastPrice).toBe(430_000);
-    applyFeedEvent(
-      latest,
-      { kind: "quote", marketId: "m", bestBid: null, bestAsk: 460_000, lastPrice: null, timestamp: "t" },
-      3,
-    );
-    expect(latest.get("m")).toEqual({ bestBid: null, bestAsk: 460_000, lastPrice: 430_000, updatedAt: 3 });
-    expect(applyFeedEvent(latest, { kind: "connection", state: "connected" }, 4)).toBeUndefined();
-  });
-});
 
 describe("live markets", () => {
   let t: TestApp;

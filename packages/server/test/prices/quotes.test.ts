@@ -92,3 +92,37 @@ describe("QuoteBook publishing", () => {
     expect(quotes.apply(book(410_000, 450_000), T0 + 2)?.bestBid).toBe(410_000);
   });
 });
+
+describe("QuoteBook as the catalog's last-seen prices", () => {
+  it("takes best bid/ask from the YES book and the last price from trades, NO trades as 1 - p", () => {
+    const quotes = new QuoteBook();
+    const yesNo: FeedEvent = {
+      kind: "book",
+      book: {
+        marketId: "m",
+        yes: { bids: [{ price: 400_000, size: 1 }], asks: [{ price: 450_000, size: 1 }] },
+        no: { bids: [{ price: 550_000, size: 1 }], asks: [{ price: 600_000, size: 1 }] },
+        timestamp: "t",
+        sequence: 1,
+      },
+    };
+    expect(quotes.apply(yesNo, T0)).toMatchObject({
+      bestBid: 400_000,
+      bestAsk: 450_000,
+      lastTradePrice: null,
+    });
+    expect(quotes.apply(trade(570_000, 1, "no"), T0)?.lastTradePrice).toBe(430_000);
+    const q = quotes.apply(
+      { kind: "quote", marketId: "m", bestBid: null, bestAsk: 460_000, lastPrice: null, timestamp: "t" },
+      T0,
+    );
+    expect(q).toMatchObject({ bestBid: null, bestAsk: 460_000, lastTradePrice: 430_000 });
+    expect(
+      quotes.apply(
+        { kind: "quote", marketId: "m", bestBid: null, bestAsk: 460_000, lastPrice: 440_000, timestamp: "t" },
+        T0,
+      )?.lastTradePrice,
+    ).toBe(440_000);
+    expect(quotes.apply({ kind: "connection", state: "connected" }, T0)).toBeUndefined();
+  });
+});
