@@ -5,7 +5,7 @@
  */
 import type { Config } from "../config";
 import { AppError, validationError } from "../http/errors";
-import type { Clock } from "../infra/clock";
+import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { dummyPasswordHash, hashPassword, sha256Hex, verifyPassword } from "../infra/hashing";
 import { newId, randomToken } from "../infra/ids";
@@ -77,7 +77,7 @@ export class AccountsService {
     if (input.plan && !PLANS.includes(input.plan)) problems["plan"] = `must be one of: ${PLANS.join(", ")}`;
     if (Object.keys(problems).length > 0) throw validationError(problems);
 
-    const now = new Date(this.clock.now()).toISOString();
+    const now = isoNow(this.clock);
     const row = {
       id: newId("acc", this.clock.now()),
       email,
@@ -128,7 +128,7 @@ export class AccountsService {
   ): Promise<Account> {
     await repo.updateAccount(this.db, id, {
       ...changes,
-      updated_at: new Date(this.clock.now()).toISOString(),
+      updated_at: isoNow(this.clock),
     });
     const account = await this.get(id);
     if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
@@ -181,6 +181,6 @@ export class AccountsService {
   }
 
   async logout(sessionId: string): Promise<void> {
-    await repo.revokeSession(this.db, sessionId, new Date(this.clock.now()).toISOString());
+    await repo.revokeSession(this.db, sessionId, isoNow(this.clock));
   }
 }

@@ -15,7 +15,7 @@ import { keysAllowed } from "../accounts/limits";
 import type { Account, AccountsService } from "../accounts/service";
 import { AppError, validationError } from "../http/errors";
 import type { Bus } from "../infra/bus/bus";
-import type { Clock } from "../infra/clock";
+import { type Clock, isoNow } from "../infra/clock";
 import type { Db, Dialect } from "../infra/db/store";
 import { constantTimeEqual, sha256Hex } from "../infra/hashing";
 import { newId } from "../infra/ids";
@@ -237,7 +237,7 @@ export class ApiKeysService {
   }
 
   async #revokeRow(row: repo.ApiKeyRow): Promise<ApiKey> {
-    await repo.revokeKey(this.db, row.id, new Date(this.clock.now()).toISOString());
+    await repo.revokeKey(this.db, row.id, isoNow(this.clock));
     this.#forget(row.key_hash);
     await this.bus.publish(REVOKED_CHANNEL, { key_hash: row.key_hash }).catch(() => {});
     const fresh = await repo.findKeyById(this.db, row.id);

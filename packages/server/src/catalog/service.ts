@@ -5,7 +5,7 @@
  * keep syncing. Health is what `GET /v1/venues` shows.
  */
 import type { Bus } from "../infra/bus/bus";
-import type { Clock } from "../infra/clock";
+import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { isVenueError } from "../venues/errors";
 import type { VenueEvent, VenueId, VenueMarket } from "../venues/model";
@@ -219,7 +219,7 @@ export class CatalogService {
       const duration = this.clock.now() - started;
       Object.assign(health, {
         status: "ok",
-        last_successful_sync_at: iso(this.clock.now()),
+        last_successful_sync_at: isoNow(this.clock),
         last_sync_markets: markets.length,
         last_sync_duration_ms: duration,
         consecutive_failures: 0,
@@ -244,7 +244,7 @@ export class CatalogService {
     } catch (error) {
       health.consecutive_failures += 1;
       health.last_error = describe(error);
-      health.last_error_at = iso(this.clock.now());
+      health.last_error_at = isoNow(this.clock);
       health.status =
         isVenueError(error) && (error.kind === "unavailable" || error.kind === "timeout")
           ? "unreachable"
@@ -262,7 +262,7 @@ export class CatalogService {
     events: VenueEvent[],
     markets: VenueMarket[],
   ): Promise<MarketStatusChange[]> {
-    const nowIso = iso(this.clock.now());
+    const nowIso = isoNow(this.clock);
     const known = await repo.marketStatuses(this.db, venueId);
     const changes: MarketStatusChange[] = [];
     const batchSize = this.options.batchSize ?? 500;
@@ -300,7 +300,7 @@ export class CatalogService {
       .filter(([id, row]) => row.status === "open" && !listed.has(id))
       .map(([id]) => id);
     const changes: MarketStatusChange[] = [];
-    const nowIso = iso(this.clock.now());
+    const nowIso = isoNow(this.clock);
     const concurrency = 4;
     for (let i = 0; i < vanished.length; i += concurrency) {
       await Promise.all(
