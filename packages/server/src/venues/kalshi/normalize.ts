@@ -24,7 +24,7 @@ import type {
   VenueEvent,
   VenueMarket,
 } from "../model";
-import { marketId, type VenueFill, type VenueOrder, type VenuePosition } from "../venue";
+import { type FeedEvent, marketId, type VenueFill, type VenueOrder, type VenuePosition } from "../venue";
 
 export type Report = (kind: string, detail: Record<string, unknown>) => void;
 
@@ -629,14 +629,7 @@ export type KalshiWsMessage =
       type: "ticker";
       sid: number;
       seq: number | null;
-      quote: {
-        kind: "quote";
-        marketId: string;
-        bestBid: Micros | null;
-        bestAsk: Micros | null;
-        lastPrice: Micros | null;
-        timestamp: string;
-      };
+      quote: Extract<FeedEvent, { kind: "quote" }>;
     }
   | { type: "trade"; sid: number; seq: number | null; trade: Trade }
   | { type: "fill"; sid: number; seq: number | null; fill: VenueFill }
