@@ -5,6 +5,9 @@
  * (VENUES.md §2.2 "Fixed-point"). Also the seeded RNG, stable hashes and Kalshi's taker-fee formula.
  */
 import { createHash } from "node:crypto";
+import { Rng as SeededRng } from "../world/random";
+
+export { hash32 } from "../world/random";
 
 /** Price units per dollar (0.0001 resolution). */
 export const PRICE_SCALE = 10_000;
@@ -64,27 +67,11 @@ export function takerFeeCents(countUnits: number, priceUnits: number): number {
   return Number((num + den - 1n) / den);
 }
 
-/** Deterministic PRNG (mulberry32); same seed, same sequence. */
-export class Rng {
-  private state: number;
+/** The fakes' shared PRNG; Kalshi's keeps its own fallback for a zero seed, so worlds stay the same. */
+export class Rng extends SeededRng {
   constructor(seed: number) {
-    this.state = seed >>> 0 || 0x2545f491;
+    super(seed, 0x2545f491);
   }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-}
-
-/** 32-bit hash of text, for seeding per-market generators. */
-export function hash32(text: string): number {
-  return Number.parseInt(createHash("sha256").update(text).digest("hex").slice(0, 8), 16);
 }
 
 /** A UUID-shaped id derived from text (Kalshi market ids, order ids and trade ids are UUIDs). */

@@ -6,6 +6,8 @@
  */
 import { createHash } from "node:crypto";
 
+export { hash32, Rng } from "../world/random";
+
 /** Price units per 1.0 (0.0001 resolution). */
 export const PRICE_SCALE = 10_000;
 /** Micro-units per share or per pUSD. */
@@ -44,34 +46,8 @@ export function snapPrice(p: number, tickUnits: number): number {
   return Math.round((p * PRICE_SCALE) / tickUnits) * tickUnits;
 }
 
-/** Deterministic PRNG (mulberry32); same seed, same sequence. */
-export class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0 || 0x9e3779b9;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)] as T;
-  }
-}
-
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
-}
-
-/** 32-bit hash of a string, for seeding per-market generators. */
-export function hash32(text: string): number {
-  return Number.parseInt(sha256Hex(text).slice(0, 8), 16);
 }
 
 /** uint256 as a decimal string, derived from text (the shape of CLOB token ids). */
