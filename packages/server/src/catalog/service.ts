@@ -211,8 +211,11 @@ export class CatalogService {
         ? await venue.listEvents({ status: "open" }, progress("events"))
         : [];
       const markets = await venue.listMarkets({ status: "open" }, progress("markets"));
-      const changes = await this.#store(venueId, events, markets);
-      const closedElsewhere = await this.#refreshVanished(venue, new Set(markets.map((m) => m.id)));
+      // Statuses as stored before this sync: #store compares against them, and the markets this
+      // listing left out are untouched by #store, so the same map tells which ones vanished.
+      const known = await repo.marketStatuses(this.db, venueId);
+      const changes = await this.#store(venueId, events, markets, known);
+      const closedElsewhere = await this.#refreshVanished(venue, new Set(markets.map((m) => m.id)), known);
       for (const change of [...changes, ...closedElsewhere]) {
         await this.bus.publish(MARKET_STATUS_CHANNEL, change).catch(() => {});
       }
@@ -261,9 +264,9 @@ export class CatalogService {
     venueId: VenueId,
     events: VenueEvent[],
     markets: VenueMarket[],
+    known: Awaited<ReturnType<typeof repo.marketStatuses>>,
   ): Promise<MarketStatusChange[]> {
     const nowIso = isoNow(this.clock);
-    const known = await repo.marketStatuses(this.db, venueId);
     const changes: MarketStatusChange[] = [];
     const batchSize = this.options.batchSize ?? 500;
     for (let i = 0; i < events.length; i += batchSize) {
@@ -294,8 +297,11 @@ export class CatalogService {
   }
 
   /** Markets we hold as open that the venue no longer lists as open: ask each for its status. */
-  async #refreshVanished(venue: Venue, listed: Set<string>): Promise<MarketStatusChange[]> {
-    const known = await repo.marketStatuses(this.db, venue.id);
+  async #refreshVanished(
+    venue: Venue,
+    listed: Set<string>,
+    known: Awaited<ReturnType<typeof repo.marketStatuses>>,
+  ): Promise<MarketStatusChange[]> {
     const vanished = [...known.entries()]
       .filter(([id, row]) => row.status === "open" && !listed.has(id))
       .map(([id]) => id);
