@@ -4,12 +4,25 @@
  * with the same configuration as `serve` (HOST, PORT, DATABASE_URL, …), creates a demo account with
  * a live and a sandbox key, and prints how to use them. Stopping the demo stops the fakes.
  */
-import { startKalshiFake } from "@crossbook/fakes/kalshi";
-import { startPolymarketFake } from "@crossbook/fakes/polymarket";
+import { type KalshiFake, startKalshiFake } from "@crossbook/fakes/kalshi";
+import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polymarket";
 import type { Config } from "./config";
 import { serve } from "./serve";
 
 export const DEMO_EMAIL = "demo@crossbook.local";
+
+/** The venue base URLs (config shape) that point the adapters at running fake venues. */
+export function fakeVenueUrls(polymarket: PolymarketFake, kalshi: KalshiFake): Config["venueUrls"] {
+  return {
+    polymarket: {
+      gamma: polymarket.gammaUrl,
+      clob: polymarket.clobUrl,
+      ws: polymarket.wsUrl,
+      data: polymarket.dataUrl,
+    },
+    kalshi: { api: kalshi.apiUrl, ws: kalshi.wsUrl },
+  };
+}
 
 export async function demo(config: Config, options: { tickMs?: number } = {}): Promise<void> {
   const autoplay = { intervalMs: options.tickMs ?? 1000 };
@@ -18,15 +31,7 @@ export async function demo(config: Config, options: { tickMs?: number } = {}): P
   const demoConfig: Config = {
     ...config,
     venues: ["polymarket", "kalshi"],
-    venueUrls: {
-      polymarket: {
-        gamma: polymarket.gammaUrl,
-        clob: polymarket.clobUrl,
-        ws: polymarket.wsUrl,
-        data: polymarket.dataUrl,
-      },
-      kalshi: { api: kalshi.apiUrl, ws: kalshi.wsUrl },
-    },
+    venueUrls: fakeVenueUrls(polymarket, kalshi),
     // The fakes are local: sync often so changes show within seconds.
     catalogSyncIntervalSeconds: Math.min(config.catalogSyncIntervalSeconds, 15),
   };

@@ -7,6 +7,7 @@ import { type KalshiFake, startKalshiFake } from "@crossbook/fakes/kalshi";
 import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polymarket";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../src/config";
+import { fakeVenueUrls } from "../../src/demo";
 import { systemClock } from "../../src/infra/clock";
 import { createVenues, venueUrlsInUse } from "../../src/venues/registry";
 import { bearer, createKey, createTestApp, signup, type TestApp } from "../support/app";
@@ -21,15 +22,7 @@ beforeAll(async () => {
   kalshi = await startKalshiFake();
   const config = testConfig({
     venues: ["polymarket", "kalshi"],
-    venueUrls: {
-      polymarket: {
-        gamma: polymarket.gammaUrl,
-        clob: polymarket.clobUrl,
-        ws: polymarket.wsUrl,
-        data: polymarket.dataUrl,
-      },
-      kalshi: { api: kalshi.apiUrl, ws: kalshi.wsUrl },
-    },
+    venueUrls: fakeVenueUrls(polymarket, kalshi),
   });
   const quiet = { info() {}, warn() {} };
   const venues = createVenues(config, systemClock, quiet);
