@@ -9,6 +9,7 @@ import { type Clock, systemClock } from "../../infra/clock";
 import { VenueError } from "../errors";
 import { VenueHttp, type VenueHttpOptions } from "../http";
 import type { OrderBook, PricePoint, VenueEvent, VenueMarket } from "../model";
+import { createDataReporter } from "../report";
 import type { MarketQuery, PageProgress, RateLimitSpec } from "../venue";
 import {
   isObject,
@@ -59,14 +60,10 @@ export function describePolymarketError(body: unknown): { message?: string; code
   return code ? { message, code } : { message };
 }
 
-/** Logs each report kind once per adapter (VENUES "Bad input": once per kind, not per message). */
+/** Logs each report kind once per adapter, counting the rest (VENUES "Bad input": once per kind). */
 export function reportOnce(log: VenueLog): Report {
-  const seen = new Set<string>();
-  return (kind, detail) => {
-    if (seen.has(kind)) return;
-    seen.add(kind);
-    log.warn({ venue: "polymarket", kind, detail }, `polymarket: unexpected input (${kind}); reported once`);
-  };
+  const reporter = createDataReporter("polymarket", (obj, msg) => log.warn(obj, msg));
+  return (kind, detail) => reporter.report(kind, { detail });
 }
 
 export interface FetcherOptions {
