@@ -104,11 +104,3 @@ export async function listMarkets(
 export async function findEvent(db: DbOrTrx, id: string): Promise<VenueEventRow | undefined> {
   return db.selectFrom("venue_events").selectAll().where("id", "=", id).executeTakeFirst();
 }
-
-export async function updateQuoteFields(
-  db: DbOrTrx,
-  id: string,
-  fields: { last_price: number | null; best_bid: number | null; best_ask: number | null; updated_at: string },
-): Promise<void> {
-  await db.updateTable("markets").set(fields).where("id", "=", id).execute();
-}

@@ -12,7 +12,7 @@ import type {
 } from "fastify";
 import fp from "fastify-plugin";
 import { COMMON_ERROR_RESPONSES } from "./envelope";
-import { AppError, ERROR_CATALOG, type ErrorCode, validationError } from "./errors";
+import { AppError, validationError } from "./errors";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
@@ -170,7 +170,3 @@ export const plumbing = fp(
   },
   { name: "crossbook-plumbing" },
 );
-
-export function errorStatus(code: ErrorCode): number {
-  return ERROR_CATALOG[code].status;
-}
