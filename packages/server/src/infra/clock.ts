@@ -24,5 +24,25 @@ export class ManualClock implements Clock {
 }
 
 export function isoNow(clock: Clock): string {
-  return new Date(clock.now()).toISOString();
+  return isoFromMs(clock.now());
+}
+
+/** ".000Z" … ".999Z": the millisecond suffixes of an ISO timestamp. */
+const MS_SUFFIX = Array.from({ length: 1000 }, (_, ms) => `.${String(ms).padStart(3, "0")}Z`);
+let cachedSecond = Number.NaN;
+let cachedPrefix = "";
+
+/**
+ * `new Date(ms).toISOString()` for hot paths (feed timestamps, stream messages): the
+ * "YYYY-MM-DDTHH:MM:SS" part is formatted once per second and the milliseconds come from a table,
+ * because formatting a Date costs more than everything else a feed message goes through.
+ */
+export function isoFromMs(ms: number): string {
+  if (!Number.isInteger(ms) || ms < 0 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
+  const second = Math.floor(ms / 1000);
+  if (second !== cachedSecond) {
+    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+    cachedSecond = second;
+  }
+  return cachedPrefix + MS_SUFFIX[ms - second * 1000]!;
 }

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { testConfig } from "../../src/config";
+import { isoFromMs } from "../../src/infra/clock";
 import { constantTimeEqual, hashPassword, sha256Hex, verifyPassword } from "../../src/infra/hashing";
 import { newId, ulid } from "../../src/infra/ids";
 import { SecretBox } from "../../src/infra/secretbox";
@@ -17,6 +18,17 @@ describe("ids", () => {
     expect(a).toMatch(/^ord_[0-9A-HJKMNP-TV-Z]{26}$/);
     expect([c, b, a].sort()).toEqual([a, b, c]);
     expect(new Set(Array.from({ length: 10_000 }, () => ulid())).size).toBe(10_000);
+  });
+});
+
+describe("isoFromMs", () => {
+  it("formats exactly like Date#toISOString, across seconds, days and out-of-range values", () => {
+    const samples = [0, 999, 1_000, 1_795_000_000_000, 1_795_000_000_999, 1_795_000_001_000, 951_782_400_000];
+    for (let i = 0; i < 5_000; i++) samples.push(Math.floor(Math.random() * 4_102_444_800_000));
+    samples.push(1_795_000_000_000, 1_794_999_999_999); // back in time after a later second
+    for (const ms of samples) expect(isoFromMs(ms)).toBe(new Date(ms).toISOString());
+    expect(isoFromMs(1.5)).toBe(new Date(1.5).toISOString());
+    expect(isoFromMs(-1)).toBe(new Date(-1).toISOString());
   });
 });
 

@@ -15,44 +15,45 @@ import type { BookLevel, OrderBook, Outcome } from "../model";
 import { marketId } from "../venue";
 
 /**
- * Where `price` is in `levels` sorted by `dir` (-1 = descending, 1 = ascending): its index when
- * present, else -(insertion point) - 1. A number rather than an object: this runs three times per
- * delta at feed rate.
+ * Where `price` is in `bids` (sorted best, i.e. highest, first): its index when present, else
+ * -(insertion point) - 1. A number rather than an object: this runs once per delta at feed rate.
  */
-function search(levels: readonly BookLevel[], price: Micros, dir: 1 | -1): number {
+function search(bids: readonly BookLevel[], price: Micros): number {
   let lo = 0;
-  let hi = levels.length;
+  let hi = bids.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    const p = levels[mid]!.price;
+    const p = bids[mid]!.price;
     if (p === price) return mid;
-    if ((p - price) * dir < 0) lo = mid + 1;
+    if (p > price) lo = mid + 1;
     else hi = mid;
   }
   return -lo - 1;
 }
 
-/** A new array with the level at `price` set to `size` (removed at 0); the same array if unchanged. */
-function withLevel(levels: BookLevel[], price: Micros, size: Micros, dir: 1 | -1): BookLevel[] {
-  const at = search(levels, price, dir);
+/** A copy of `levels` with index `at` replaced by `level`. */
+function replaced(levels: readonly BookLevel[], at: number, level: BookLevel): BookLevel[] {
+  const copy = levels.slice();
+  copy[at] = level;
+  return copy;
+}
+
+/** A copy of `levels` without index `at`. */
+function removed(levels: readonly BookLevel[], at: number): BookLevel[] {
   const n = levels.length;
-  if (at >= 0) {
-    if (size !== 0) {
-      const copy = levels.slice();
-      copy[at] = { price, size };
-      return copy;
-    }
-    const out: BookLevel[] = new Array(n - 1);
-    for (let i = 0; i < at; i++) out[i] = levels[i]!;
-    for (let i = at + 1; i < n; i++) out[i - 1] = levels[i]!;
-    return out;
-  }
-  if (size === 0) return levels;
-  const index = -at - 1;
+  const out: BookLevel[] = new Array(n - 1);
+  for (let i = 0; i < at; i++) out[i] = levels[i]!;
+  for (let i = at + 1; i < n; i++) out[i - 1] = levels[i]!;
+  return out;
+}
+
+/** A copy of `levels` with `level` inserted before index `at`. */
+function inserted(levels: readonly BookLevel[], at: number, level: BookLevel): BookLevel[] {
+  const n = levels.length;
   const out: BookLevel[] = new Array(n + 1);
-  for (let i = 0; i < index; i++) out[i] = levels[i]!;
-  out[index] = { price, size };
-  for (let i = index; i < n; i++) out[i + 1] = levels[i]!;
+  for (let i = 0; i < at; i++) out[i] = levels[i]!;
+  out[at] = level;
+  for (let i = at; i < n; i++) out[i + 1] = levels[i]!;
   return out;
 }
 
@@ -85,19 +86,42 @@ export class LocalBook {
     this.sequence = sequence;
   }
 
-  /** Applies one delta; false when it would leave a negative size (the book is out of sync). */
+  /**
+   * Applies one delta; false when it would leave a negative size (the book is out of sync).
+   * The implied ask ladder is the bid ladder at 1 − p (descending bids give ascending asks), so one
+   * search on the bids gives the position on both: bid index i is ask index i.
+   */
   apply(outcome: Outcome, price: Micros, delta: Micros, sequence: number | null): boolean {
-    const bids = outcome === "yes" ? this.#yesBids : this.#noBids;
-    const at = search(bids, price, -1);
+    const yes = outcome === "yes";
+    const bids = yes ? this.#yesBids : this.#noBids;
+    const asks = yes ? this.#noAsks : this.#yesAsks;
+    const at = search(bids, price);
     const next = (at >= 0 ? bids[at]!.size : 0) + delta;
     if (next < 0) return false;
-    const newBids = withLevel(bids, price, next, -1);
-    if (outcome === "yes") {
+    let newBids: BookLevel[];
+    let newAsks: BookLevel[];
+    if (at >= 0) {
+      if (next === 0) {
+        newBids = removed(bids, at);
+        newAsks = removed(asks, at);
+      } else {
+        newBids = replaced(bids, at, { price, size: next });
+        newAsks = replaced(asks, at, { price: complement(price), size: next });
+      }
+    } else if (next !== 0) {
+      const index = -at - 1;
+      newBids = inserted(bids, index, { price, size: next });
+      newAsks = inserted(asks, index, { price: complement(price), size: next });
+    } else {
+      newBids = bids;
+      newAsks = asks;
+    }
+    if (yes) {
       this.#yesBids = newBids;
-      this.#noAsks = withLevel(this.#noAsks, complement(price), next, 1);
+      this.#noAsks = newAsks;
     } else {
       this.#noBids = newBids;
-      this.#yesAsks = withLevel(this.#yesAsks, complement(price), next, 1);
+      this.#yesAsks = newAsks;
     }
     this.sequence = sequence;
     return true;
