@@ -7,8 +7,8 @@
  */
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
-import { QuoteBook } from "../prices/quotes";
-import type { VenueId } from "../venues/model";
+import { type Quote, QuoteBook } from "../prices/quotes";
+import type { OrderBook, VenueId } from "../venues/model";
 import type { FeedEvent, FeedSubscription, Venue } from "../venues/venue";
 import type { CatalogLogger, CatalogService } from "./service";
 
@@ -19,12 +19,18 @@ export interface LiveOptions {
   flushIntervalMs: number;
 }
 
+/** Called with every changed quote, the feed event that changed it, and the venue it came from. */
+export type QuoteListener = (quote: Quote, cause: FeedEvent, venue: VenueId) => void;
+
 export class LiveMarkets {
   /** Latest quote per market; the same quote math the prices API uses. */
   readonly quotes = new QuoteBook();
   readonly #dirty = new Set<string>();
   readonly #subscriptions = new Map<VenueId, FeedSubscription>();
   readonly #listeners = new Set<(venue: VenueId, event: FeedEvent) => void>();
+  readonly #quoteListeners = new Set<QuoteListener>();
+  /** The latest full book the feed published per market (books are immutable once published). */
+  readonly #books = new Map<string, OrderBook>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -39,6 +45,20 @@ export class LiveMarkets {
   onEvent(listener: (venue: VenueId, event: FeedEvent) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Every quote change as it happens (the price stream, candles and alerts hang off this). Listeners
+   * run synchronously on the feed's hot path: keep them O(1) and never throw.
+   */
+  onQuote(listener: QuoteListener): () => void {
+    this.#quoteListeners.add(listener);
+    return () => this.#quoteListeners.delete(listener);
+  }
+
+  /** The latest book a feed published for a market, if it is live. */
+  book(marketId: string): OrderBook | undefined {
+    return this.#books.get(marketId);
   }
 
   start(): void {
@@ -80,12 +100,27 @@ export class LiveMarkets {
     }
   }
 
+  /** Folds an event in as if a feed had sent it (the REST poller uses this for unfed markets). */
+  ingest(venueId: VenueId, event: FeedEvent): void {
+    this.#handle(venueId, event);
+  }
+
   #handle(venueId: VenueId, event: FeedEvent): void {
     if (event.kind === "connection") {
       this.catalog.setFeedConnected(venueId, event.state !== "disconnected");
     } else {
+      if (event.kind === "book") this.#books.set(event.book.marketId, event.book);
       const quote = this.quotes.apply(event, this.clock.now());
-      if (quote) this.#dirty.add(quote.marketId);
+      if (quote) {
+        this.#dirty.add(quote.marketId);
+        for (const listener of this.#quoteListeners) {
+          try {
+            listener(quote, event, venueId);
+          } catch (error) {
+            this.log.warn({ venue: venueId, error: String(error) }, "quote listener failed");
+          }
+        }
+      }
     }
     for (const listener of this.#listeners) {
       try {
