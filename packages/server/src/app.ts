@@ -9,6 +9,8 @@ import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { Type } from "typebox";
 import { accountRoutes } from "./accounts/routes";
 import { AccountsService } from "./accounts/service";
+import { alertRoutes } from "./alerts/routes";
+import { AlertsService } from "./alerts/service";
 import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
 import { LiveMarkets } from "./catalog/live";
@@ -21,7 +23,15 @@ import { plumbing } from "./http/plumbing";
 import { newId } from "./infra/ids";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
+import { CandleBuilder } from "./prices/candles";
+import { PriceHistoryService } from "./prices/history";
+import { priceHistoryRoutes } from "./prices/history-routes";
+import { pricesRoutes } from "./prices/routes";
+import { PricesService } from "./prices/service";
 import type { Runtime } from "./runtime";
+import type { HubOptions } from "./stream/hub";
+import { streamRoutes } from "./stream/routes";
+import { attachStream, type StreamServer } from "./stream/server";
 import type { VenueId } from "./venues/model";
 import type { Venue } from "./venues/venue";
 
@@ -31,12 +41,18 @@ export interface Services {
   outbox: Outbox;
   catalog: CatalogService;
   live: LiveMarkets;
+  alerts: AlertsService;
+  prices: PricesService;
+  candles: CandleBuilder;
+  history: PriceHistoryService;
   venues: ReadonlyMap<VenueId, Venue>;
 }
 
 export interface BuiltApp {
   app: FastifyInstance;
   services: Services;
+  /** The WebSocket price stream attached to the app's HTTP server. */
+  stream: StreamServer;
 }
 
 export const API_VERSION = "0.1.0";
@@ -77,7 +93,35 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     flushIntervalMs: 2_000,
   });
   catalog.onSynced((venue) => live.refresh(venue));
-  return { accounts, apiKeys, outbox, catalog, live, venues };
+  const alerts = new AlertsService(
+    runtime.store.db,
+    outbox,
+    live,
+    runtime.clock,
+    runtime.bus,
+    options.log ?? silentLog,
+    { reloadIntervalMs: 60_000 },
+  );
+  live.onQuote((quote) => alerts.onQuote(quote));
+  const prices = new PricesService(
+    runtime.store.db,
+    live,
+    venues,
+    runtime.clock,
+    runtime.bus,
+    options.log ?? silentLog,
+  );
+  catalog.onSynced((venue) => prices.reload(venue));
+  const candles = new CandleBuilder(runtime.store.db, options.log ?? silentLog, { flushIntervalMs: 5_000 });
+  live.onQuote((quote, cause) => candles.onQuote(quote, cause));
+  const history = new PriceHistoryService(
+    runtime.store.db,
+    venues,
+    candles,
+    runtime.clock,
+    options.log ?? silentLog,
+  );
+  return { accounts, apiKeys, outbox, catalog, live, alerts, prices, candles, history, venues };
 }
 
 export interface BuildOptions {
@@ -86,6 +130,8 @@ export interface BuildOptions {
   venues?: ReadonlyMap<VenueId, Venue>;
   /** Base URLs each venue adapter was built with, for `GET /v1/venues`. */
   venueUrls?: Record<string, Record<string, string>>;
+  /** Stream hub tuning (tests shorten timers and buffers). */
+  streamOptions?: Partial<HubOptions>;
   /** Start background work (catalog sync). `serve` does; tests drive it by hand. */
   startBackground?: boolean;
 }
@@ -130,6 +176,8 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     },
   });
   await services.apiKeys.start();
+  // Alerts are loaded before the app serves, background work or not, so tests see them too.
+  await services.alerts.start();
   const usageTimer = setInterval(() => {
     services.apiKeys
       .flushUsage()
@@ -147,7 +195,11 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     clearInterval(usageTimer);
     clearInterval(sessionSweep);
     await services.catalog.stop();
+    services.prices.stop();
     await services.live.stop();
+    // After the feeds stop, so the final flush holds every update.
+    await services.candles.stop();
+    await services.alerts.stop();
     await services.apiKeys.stop();
   });
 
@@ -209,6 +261,25 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     urlsInUse: options.venueUrls ?? {},
   });
 
+  await app.register(pricesRoutes, { prices: services.prices, clock: runtime.clock });
+  await app.register(priceHistoryRoutes, { history: services.history });
+  await app.register(streamRoutes);
+  const stream = await attachStream(app, {
+    config,
+    clock: runtime.clock,
+    bus: runtime.bus,
+    limiter: runtime.limiter,
+    slots: runtime.slots,
+    apiKeys: services.apiKeys,
+    prices: services.prices,
+    ...(options.streamOptions ? { hubOptions: options.streamOptions } : {}),
+  });
+  // Before the HTTP server closes: it would otherwise wait for every open stream connection.
+  app.addHook("preClose", async () => {
+    await stream.close();
+  });
+  await app.register(alertRoutes, { alerts: services.alerts });
+
   app.get(
     "/v1/openapi.json",
     {
@@ -231,7 +302,10 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.ready();
   if (options.startBackground) {
     services.live.start();
+    services.candles.start();
+    services.alerts.startReloading();
+    services.prices.start();
     services.catalog.start();
   }
-  return { app, services };
+  return { app, services, stream };
 }

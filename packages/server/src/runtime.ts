@@ -17,12 +17,17 @@ import type { RateLimiter } from "./infra/limiter/limiter";
 import { MemoryRateLimiter } from "./infra/limiter/memory";
 import { RedisRateLimiter } from "./infra/limiter/redis";
 import { SecretBox } from "./infra/secretbox";
+import { MemoryConnectionSlots } from "./infra/slots/memory";
+import { RedisConnectionSlots } from "./infra/slots/redis";
+import type { ConnectionSlots } from "./infra/slots/slots";
 
 export interface Runtime {
   config: Config;
   store: Store;
   bus: Bus;
   limiter: RateLimiter;
+  /** Stream connections held per key (across instances with Redis). */
+  slots: ConnectionSlots;
   clock: Clock;
   secretBox: SecretBox;
   close(): Promise<void>;
@@ -82,16 +87,20 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const limiter: RateLimiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, prefix)
     : new MemoryRateLimiter();
+  const slots: ConnectionSlots = config.redisUrl
+    ? new RedisConnectionSlots(config.redisUrl, prefix)
+    : new MemoryConnectionSlots();
   const secretBox = new SecretBox(resolveMasterKey(config, log));
   return {
     config,
     store,
     bus,
     limiter,
+    slots,
     clock: options.clock ?? systemClock,
     secretBox,
     async close() {
-      await Promise.allSettled([bus.close(), limiter.close()]);
+      await Promise.allSettled([bus.close(), limiter.close(), slots.close()]);
       await store.close();
     },
   };

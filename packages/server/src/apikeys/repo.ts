@@ -69,3 +69,14 @@ export async function touchKeys(db: DbOrTrx, usage: ReadonlyMap<string, string>)
     await db.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", id).execute();
   }
 }
+
+export async function revokedAmong(db: DbOrTrx, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("api_keys")
+    .select("id")
+    .where("id", "in", [...ids])
+    .where("revoked_at", "is not", null)
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -108,6 +108,7 @@ export class ApiKeysService {
   /** key id -> last use (ms); written to the store in batches. */
   readonly #usage = new Map<string, number>();
   #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #revokedListeners = new Set<(keyId: string) => void>();
 
   constructor(
     private readonly db: Db,
@@ -121,9 +122,25 @@ export class ApiKeysService {
   /** Listens for revocations made by other instances. */
   async start(): Promise<void> {
     this.#unsubscribe = await this.bus.subscribe(REVOKED_CHANNEL, (message) => {
-      const hash = (message as { key_hash?: unknown }).key_hash;
+      const { key_hash: hash, key_id: keyId } = message as { key_hash?: unknown; key_id?: unknown };
       if (typeof hash === "string") this.#cache.delete(hash);
+      if (typeof keyId === "string") this.#notifyRevoked(keyId);
     });
+  }
+
+  /** Called when a key is revoked here or on another instance (open streams close on it). */
+  onRevoked(listener: (keyId: string) => void): () => void {
+    this.#revokedListeners.add(listener);
+    return () => this.#revokedListeners.delete(listener);
+  }
+
+  #notifyRevoked(keyId: string): void {
+    for (const listener of this.#revokedListeners) listener(keyId);
+  }
+
+  /** Which of these key ids are revoked now (revocations by another process, e.g. the CLI). */
+  async revokedAmong(ids: readonly string[]): Promise<string[]> {
+    return repo.revokedAmong(this.db, ids);
   }
 
   async stop(): Promise<void> {
@@ -239,7 +256,8 @@ export class ApiKeysService {
   async #revokeRow(row: repo.ApiKeyRow): Promise<ApiKey> {
     await repo.revokeKey(this.db, row.id, isoNow(this.clock));
     this.#forget(row.key_hash);
-    await this.bus.publish(REVOKED_CHANNEL, { key_hash: row.key_hash }).catch(() => {});
+    this.#notifyRevoked(row.id);
+    await this.bus.publish(REVOKED_CHANNEL, { key_hash: row.key_hash, key_id: row.id }).catch(() => {});
     const fresh = await repo.findKeyById(this.db, row.id);
     return toApiKey(fresh ?? row);
   }

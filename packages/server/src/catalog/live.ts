@@ -9,7 +9,7 @@ import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { type Quote, QuoteBook } from "../prices/quotes";
 import type { OrderBook, VenueId } from "../venues/model";
-import type { FeedEvent, FeedSubscription, Venue } from "../venues/venue";
+import { type FeedEvent, type FeedSubscription, parseMarketId, type Venue } from "../venues/venue";
 import type { CatalogLogger, CatalogService } from "./service";
 
 export interface LiveOptions {
@@ -22,11 +22,20 @@ export interface LiveOptions {
 /** Called with every changed quote, the feed event that changed it, and the venue it came from. */
 export type QuoteListener = (quote: Quote, cause: FeedEvent, venue: VenueId) => void;
 
+function venueOf(marketId: string): VenueId | undefined {
+  return parseMarketId(marketId)?.venue;
+}
+
 export class LiveMarkets {
   /** Latest quote per market; the same quote math the prices API uses. */
   readonly quotes = new QuoteBook();
   readonly #dirty = new Set<string>();
   readonly #subscriptions = new Map<VenueId, FeedSubscription>();
+  /** What each venue's feed carries (the most traded markets plus the ones someone asked for). */
+  readonly #fed = new Map<VenueId, Set<string>>();
+  /** Markets asked for on demand (stream subscriptions, price requests), per venue. */
+  readonly #wanted = new Map<VenueId, Set<string>>();
+  readonly #connected = new Map<VenueId, boolean>();
   readonly #listeners = new Set<(venue: VenueId, event: FeedEvent) => void>();
   readonly #quoteListeners = new Set<QuoteListener>();
   /** The latest full book the feed published per market (books are immutable once published). */
@@ -61,6 +70,44 @@ export class LiveMarkets {
     return this.#books.get(marketId);
   }
 
+  /** True when a connected venue feed carries the market (its quote is live, not polled). */
+  isLive(marketId: string): boolean {
+    const venue = venueOf(marketId);
+    return (
+      venue !== undefined &&
+      this.#connected.get(venue) === true &&
+      this.#fed.get(venue)?.has(marketId) === true
+    );
+  }
+
+  /**
+   * Adds markets someone is watching to their venue's feed, beyond the most traded ones, up to
+   * `maxMarketsPerVenue` more per venue; markets past that are left to REST polling.
+   */
+  want(marketIds: readonly string[]): void {
+    const byVenue = new Map<VenueId, string[]>();
+    for (const id of marketIds) {
+      const venue = venueOf(id);
+      if (!venue || !this.venues.get(venue)?.capabilities.supports.feed) continue;
+      const wanted = this.#wanted.get(venue) ?? new Set<string>();
+      this.#wanted.set(venue, wanted);
+      if (wanted.has(id) || wanted.size >= this.options.maxMarketsPerVenue) continue;
+      wanted.add(id);
+      if (this.#fed.get(venue)?.has(id)) continue;
+      byVenue.set(venue, [...(byVenue.get(venue) ?? []), id]);
+    }
+    for (const [venue, ids] of byVenue) {
+      const subscription = this.#subscriptions.get(venue);
+      if (!subscription) continue; // the next refresh subscribes them with the rest
+      const fed = this.#fed.get(venue)!;
+      for (const id of ids) fed.add(id);
+      subscription.add(ids).catch((error) => {
+        for (const id of ids) fed.delete(id);
+        this.log.warn({ venue, error: String(error) }, "could not add markets to the live feed");
+      });
+    }
+  }
+
   start(): void {
     this.#timer = setInterval(() => {
       this.flush().catch((error) => this.log.warn({ error: String(error) }, "could not write live prices"));
@@ -81,15 +128,20 @@ export class LiveMarkets {
       .orderBy("id")
       .limit(this.options.maxMarketsPerVenue)
       .execute();
-    const ids = rows.map((r) => r.id);
+    const ids = [...new Set([...rows.map((r) => r.id), ...(this.#wanted.get(venueId) ?? [])])];
+    const fed = this.#fed.get(venueId) ?? new Set<string>();
+    this.#fed.set(venueId, fed);
     const existing = this.#subscriptions.get(venueId);
     if (existing) {
-      await existing.add(ids);
+      const fresh = ids.filter((id) => !fed.has(id));
+      await existing.add(fresh);
+      for (const id of fresh) fed.add(id);
       return;
     }
     try {
       const subscription = await venue.subscribe(ids, (event) => this.#handle(venueId, event));
       this.#subscriptions.set(venueId, subscription);
+      for (const id of ids) fed.add(id);
       this.log.info({ venue: venueId, markets: ids.length }, "live feed subscribed");
     } catch (error) {
       this.catalog.setFeedConnected(venueId, false);
@@ -107,6 +159,7 @@ export class LiveMarkets {
 
   #handle(venueId: VenueId, event: FeedEvent): void {
     if (event.kind === "connection") {
+      this.#connected.set(venueId, event.state !== "disconnected");
       this.catalog.setFeedConnected(venueId, event.state !== "disconnected");
     } else {
       if (event.kind === "book") this.#books.set(event.book.marketId, event.book);
@@ -161,6 +214,8 @@ export class LiveMarkets {
     if (this.#timer) clearInterval(this.#timer);
     await Promise.allSettled([...this.#subscriptions.values()].map((s) => s.close()));
     this.#subscriptions.clear();
+    this.#fed.clear();
+    this.#connected.clear();
     await this.flush().catch(() => {});
   }
 }

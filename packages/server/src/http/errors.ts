@@ -17,6 +17,7 @@ export const ERROR_CATALOG = {
   API_KEY_NOT_FOUND: { status: 404, message: "API key not found", retryable: false },
   ORDER_NOT_FOUND: { status: 404, message: "Order not found", retryable: false },
   MARKET_NOT_FOUND: { status: 404, message: "Market not found", retryable: false },
+  ALERT_NOT_FOUND: { status: 404, message: "Alert not found", retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed on this path", retryable: false },
   EMAIL_TAKEN: { status: 409, message: "An account with this email already exists", retryable: false },
   ORDER_NOT_CANCELLABLE: {
@@ -35,9 +36,24 @@ export const ERROR_CATALOG = {
     message: "This Idempotency-Key was used with a different request",
     retryable: false,
   },
+  UPGRADE_REQUIRED: {
+    status: 426,
+    message: "This endpoint is a WebSocket: connect with an Upgrade: websocket request",
+    retryable: false,
+  },
   RATE_LIMITED: { status: 429, message: "Rate limit exceeded", retryable: true },
+  CONNECTION_LIMIT: {
+    status: 429,
+    message: "The key already holds its plan's number of stream connections",
+    retryable: true,
+  },
   INTERNAL_ERROR: { status: 500, message: "Something went wrong on our side", retryable: true },
   SERVICE_UNAVAILABLE: { status: 503, message: "The service is not ready", retryable: true },
+  VENUE_UNAVAILABLE: {
+    status: 503,
+    message: "The venue could not be reached for this data; try again shortly",
+    retryable: true,
+  },
 } as const satisfies Record<string, { status: number; message: string; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -43,7 +43,11 @@ class MarketState {
   volumeSum = 0;
   lastMinute = -1;
 
-  constructor(readonly marketId: string) {}
+  constructor(
+    readonly marketId: string,
+    /** When this book first heard of the market: its 24 h figures cover only the time since. */
+    readonly observedSince: number,
+  ) {}
 
   price(): Micros | null {
     if (this.bestBid !== null && this.bestAsk !== null) return Math.round((this.bestBid + this.bestAsk) / 2);
@@ -92,10 +96,10 @@ class MarketState {
 export class QuoteBook {
   readonly #markets = new Map<string, MarketState>();
 
-  #state(marketId: string): MarketState {
+  #state(marketId: string, now: number): MarketState {
     let state = this.#markets.get(marketId);
     if (!state) {
-      state = new MarketState(marketId);
+      state = new MarketState(marketId, now);
       this.#markets.set(marketId, state);
     }
     return state;
@@ -105,7 +109,7 @@ export class QuoteBook {
   apply(event: FeedEvent, now: number): Quote | undefined {
     switch (event.kind) {
       case "book": {
-        const state = this.#state(event.book.marketId);
+        const state = this.#state(event.book.marketId, now);
         const bestBid = event.book.yes.bids[0]?.price ?? null;
         const bestAsk = event.book.yes.asks[0]?.price ?? null;
         // Most book updates change levels behind the best ones: no new quote, nothing to publish.
@@ -116,7 +120,7 @@ export class QuoteBook {
         return this.#quote(state, now);
       }
       case "quote": {
-        const state = this.#state(event.marketId);
+        const state = this.#state(event.marketId, now);
         const lastChanged = event.lastPrice !== null && event.lastPrice !== state.lastTradePrice;
         if (
           event.bestBid === state.bestBid &&
@@ -134,7 +138,7 @@ export class QuoteBook {
         return this.#quote(state, now);
       }
       case "trade": {
-        const state = this.#state(event.trade.marketId);
+        const state = this.#state(event.trade.marketId, now);
         // Quotes are of YES: a NO trade at p is a YES trade at 1 − p.
         state.lastTradePrice =
           event.trade.outcome === "yes" ? event.trade.price : 1_000_000 - event.trade.price;
@@ -149,7 +153,7 @@ export class QuoteBook {
 
   /** Seeds a price minute from history (backfill), e.g. the price 24 h ago from candles. */
   seedPrice(marketId: string, at: number, price: Micros, now: number): void {
-    const state = this.#state(marketId);
+    const state = this.#state(marketId, now);
     const minute = Math.floor(at / MINUTE);
     if (minute <= Math.floor(now / MINUTE) - RING) return;
     state.advance(Math.max(minute, state.lastMinute));
@@ -160,6 +164,11 @@ export class QuoteBook {
   get(marketId: string, now: number): Quote | undefined {
     const state = this.#markets.get(marketId);
     return state ? this.#quote(state, now) : undefined;
+  }
+
+  /** When the book started following a market (undefined if it never has). */
+  observedSince(marketId: string): number | undefined {
+    return this.#markets.get(marketId)?.observedSince;
   }
 
   get size(): number {

@@ -49,6 +49,11 @@ describe("OpenAPI", () => {
         op.responses["4XX"]?.content?.["application/json"]?.schema?.properties?.error,
         `${method} ${p}`,
       ).toBeDefined();
+      if (p === "/v1/prices/stream") {
+        // The WebSocket: its success is the protocol switch (no JSON body); a plain GET is a 426.
+        expect(op.responses["426"], `${method} ${p}`).toBeDefined();
+        continue;
+      }
       const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"));
       expect(success, `${method} ${p}`).toBeDefined();
       expect(

@@ -106,6 +106,18 @@ describe("permission matrix", () => {
     { method: "GET", url: "/v1/markets", route: "/v1/markets", needs: "read" },
     { method: "GET", url: "/v1/markets/kalshi:X", route: "/v1/markets/:market_id", needs: "read" },
     { method: "GET", url: "/v1/venues", route: "/v1/venues", needs: "read" },
+    { method: "GET", url: "/v1/prices?market_ids=kalshi:X", route: "/v1/prices", needs: "read" },
+    { method: "GET", url: "/v1/prices/stream", route: "/v1/prices/stream", needs: "read" },
+    { method: "GET", url: "/v1/alerts", route: "/v1/alerts", needs: "read" },
+    { method: "POST", url: "/v1/alerts", route: "/v1/alerts", needs: "manage_alerts" },
+    { method: "GET", url: "/v1/alerts/alt_x", route: "/v1/alerts/:id", needs: "read" },
+    { method: "DELETE", url: "/v1/alerts/alt_x", route: "/v1/alerts/:id", needs: "manage_alerts" },
+    {
+      method: "GET",
+      url: "/v1/prices/history?market_id=kalshi:X",
+      route: "/v1/prices/history",
+      needs: "read",
+    },
   ];
   const PUBLIC = ["/healthz", "/readyz", "/metrics", "/v1/openapi.json", "/v1/auth/signup", "/v1/auth/login"];
 

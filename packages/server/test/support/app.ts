@@ -8,11 +8,13 @@ import { type Config, testConfig } from "../../src/config";
 import { type Clock, ManualClock } from "../../src/infra/clock";
 import { dropSchema } from "../../src/infra/db/store";
 import { createRuntime, type Runtime } from "../../src/runtime";
+import type { StreamServer } from "../../src/stream/server";
 import { type InfraBackend, POSTGRES_URL, REDIS_URL, type StoreBackend, uniqueName } from "./backends";
 
 export interface TestApp {
   app: FastifyInstance;
   services: Services;
+  stream: StreamServer;
   runtime: Runtime;
   clock: ManualClock;
   close(): Promise<void>;
@@ -27,6 +29,7 @@ export interface TestAppOptions {
   shareWith?: { schema?: string; redisPrefix?: string };
   register?: BuildOptions["register"];
   venues?: BuildOptions["venues"];
+  streamOptions?: BuildOptions["streamOptions"];
 }
 
 export async function createTestApp(
@@ -47,14 +50,16 @@ export async function createTestApp(
     redisPrefix,
     ...(schema ? { store: { schema, poolSize: 4 } } : {}),
   });
-  const { app, services } = await buildApp(runtime, {
+  const { app, services, stream } = await buildApp(runtime, {
     ...(options.register ? { register: options.register } : {}),
     ...(options.venues ? { venues: options.venues } : {}),
+    ...(options.streamOptions ? { streamOptions: options.streamOptions } : {}),
   });
   const owned = !options.shareWith?.schema;
   return {
     app,
     services,
+    stream,
     runtime,
     clock,
     schema,

@@ -106,6 +106,51 @@ export interface MarketsTable {
   updated_at: string;
 }
 
+/** Price alerts. `threshold` is the value × 1,000,000: micro-units of price or micro-percent. */
+export interface AlertsTable {
+  id: string;
+  account_id: string;
+  environment: string;
+  market_id: string;
+  condition: string;
+  threshold: number;
+  repeat: number;
+  /** active | triggered (a one-shot alert that fired). */
+  status: string;
+  armed: number;
+  /** Times fired; also the fencing token of conditional updates (see alerts/service.ts). */
+  trigger_count: number;
+  last_triggered_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Price candles in micro-units; `start` is the period start (ISO). `first_at`/`last_at` bound the
+ * updates folded in, so two partial views of one period can be told apart (see prices/candles.ts).
+ */
+export interface CandlesTable {
+  market_id: string;
+  interval: string;
+  start: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+  first_at: string;
+  last_at: string;
+}
+
+/** How far back a market's history was fetched from its venue, per source interval. */
+export interface CandleBackfillsTable {
+  market_id: string;
+  interval: string;
+  covered_from: string;
+  covered_to: string;
+  fetched_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -113,4 +158,7 @@ export interface Database {
   events: EventsTable;
   venue_events: VenueEventsTable;
   markets: MarketsTable;
+  candles: CandlesTable;
+  candle_backfills: CandleBackfillsTable;
+  alerts: AlertsTable;
 }

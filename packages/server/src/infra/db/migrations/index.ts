@@ -7,10 +7,14 @@ import type { Migration } from "kysely";
 import type { Dialect } from "../store";
 import { foundation } from "./001_foundation";
 import { catalog } from "./002_catalog";
+import { candles } from "./003_candles";
+import { alerts } from "./004_alerts";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     "001_foundation": foundation(dialect),
     "002_catalog": catalog(dialect),
+    "003_candles": candles(dialect),
+    "004_alerts": alerts(dialect),
   };
 }

@@ -1,0 +1,497 @@
+/**
+ * bench/stream: the price stream under load. 2,000 WebSocket clients, each subscribed to 50 of
+ * 1,000 markets, while quotes change 20,000 times a second. Two runs on the same clients and the
+ * same update sequence:
+ *
+ *   crossbook  updates enter as venue feed events (LiveMarkets -> QuoteBook -> bus -> StreamHub) and
+ *              reach clients authenticated with an API key, with per-connection `seq`;
+ *   baseline   a bare `ws` server broadcasting the same messages (serialized once per update,
+ *              `ws.send` to each subscriber).
+ *
+ * Printed: delivered messages/s (crossbook as a ratio of the baseline), ingest-to-client latency
+ * p50/p99 (from each message's `timestamp`, the moment the update was ingested or generated), and
+ * server memory per idle connection (heap + external, after a GC, connected and subscribed).
+ * Targets (issue 4): ratio >= 0.8, p99 <= 50 ms, <= 16 KB per idle connection.
+ *
+ * The server under test, the clients and this coordinator are separate processes; the clients
+ * speak raw WebSocket frames (a real client library would spend more CPU than the server and
+ * measure itself).
+ *
+ *   npm run bench:stream [-- --clients 2000 --markets 1000 --per-client 50 --rate 20000 --seconds 10]
+ */
+import { type ChildProcess, fork } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = fileURLToPath(import.meta.url);
+
+function arg(name: string, fallback: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+}
+
+const CLIENTS = arg("clients", 2_000);
+const MARKETS = arg("markets", 1_000);
+const PER_CLIENT = arg("per-client", 50);
+const RATE = arg("rate", 20_000);
+const SECONDS = arg("seconds", 10);
+const WARMUP_SECONDS = 3;
+
+type Message = Record<string, unknown> & { cmd: string };
+
+/** Deterministic choices so both runs see the same subscriptions and updates. */
+function random(seed: number) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const marketIds = Array.from({ length: MARKETS }, (_, i) => `kalshi:KXBENCH-26DEC31-T${10_000 + i}`);
+
+function subscriptionsOf(client: number): string[] {
+  const rnd = random(1_000 + client);
+  const chosen = new Set<string>();
+  while (chosen.size < PER_CLIENT) chosen.add(marketIds[Math.floor(rnd() * MARKETS)]!);
+  return [...chosen];
+}
+
+/**
+ * Produces `RATE` updates a second in 10 ms bursts, catching up when a timer fires late so the
+ * offered load does not drop when the server is busy.
+ */
+function generate(emit: (marketIndex: number, step: number) => void, seconds: number): Promise<number> {
+  const rnd = random(7);
+  const started = performance.now();
+  let sent = 0;
+  return new Promise((resolve) => {
+    const timer = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      if (elapsed >= seconds) {
+        clearInterval(timer);
+        resolve(sent);
+        return;
+      }
+      const due = Math.min(Math.floor(elapsed * RATE), sent + RATE / 10);
+      while (sent < due) emit(Math.floor(rnd() * MARKETS), sent++);
+    }, 10);
+  });
+}
+
+function memoryNow(): number {
+  (globalThis as { gc?: () => void }).gc?.();
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Server child: crossbook
+
+async function crossbookServer(): Promise<void> {
+  const { loadConfig } = await import("../src/config");
+  const { createRuntime } = await import("../src/runtime");
+  const { buildApp } = await import("../src/app");
+  const { marketRow } = await import("../src/catalog/service");
+  const { upsertMarket } = await import("../src/catalog/repo");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-stream-"));
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${path.join(dir, "bench.db")}`,
+    CROSSBOOK_DATA_DIR: dir,
+    CROSSBOOK_VENUES: "none",
+    LOG_LEVEL: "warn",
+    PASSWORD_HASH_COST: "10",
+  });
+  const runtime = await createRuntime(config);
+  const { app, services } = await buildApp(runtime);
+  const account = await services.accounts.create({
+    email: "bench@example.com",
+    password: "bench password 123",
+  });
+  await services.accounts.update(account.id, {
+    tier: "enterprise",
+    plan: "enterprise",
+    rate_limit_per_minute: 100_000_000,
+    ws_connections: CLIENTS * 2,
+    markets_per_subscription: PER_CLIENT,
+  });
+  const { secret } = await services.apiKeys.create(account.id, { name: "bench", type: "read_only" });
+  const now = new Date().toISOString();
+  await runtime.store.db.transaction().execute(async (trx) => {
+    for (const id of marketIds) {
+      const ticker = id.slice("kalshi:".length);
+      await upsertMarket(
+        trx,
+        marketRow(
+          {
+            id,
+            venue: "kalshi",
+            venueMarketId: ticker,
+            eventId: null,
+            title: ticker,
+            question: ticker,
+            rules: null,
+            settlementSource: null,
+            outcomes: { yes: { label: "Yes", venueTokenId: "yes" }, no: { label: "No", venueTokenId: "no" } },
+            status: "open",
+            resolution: null,
+            openTime: now,
+            closeTime: null,
+            tickSize: 10_000,
+            minSize: 1_000_000,
+            volume: 0,
+            volume24h: 0,
+            liquidity: 0,
+            url: null,
+            lastPrice: 500_000,
+            bestBid: 490_000,
+            bestAsk: 510_000,
+            negRisk: false,
+            feeRateBps: null,
+            updatedAt: now,
+          },
+          now,
+        ),
+      );
+    }
+  });
+  await services.prices.reload();
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const port = (app.server.address() as { port: number }).port;
+  const baseline = memoryNow();
+
+  process.on("message", async (message: Message) => {
+    if (message.cmd === "memory") {
+      process.send!({ cmd: "memory", bytes: memoryNow() - baseline });
+    } else if (message.cmd === "load") {
+      // Each update moves a market's best bid by a tick: a real change, through the feed path.
+      const sent = await generate((m, step) => {
+        const cents = 30 + (step % 40);
+        services.live.ingest("kalshi", {
+          kind: "book",
+          book: {
+            marketId: marketIds[m]!,
+            yes: {
+              bids: [{ price: cents * 10_000, size: 100_000_000 }],
+              asks: [{ price: 800_000 + (step % 7) * 10_000, size: 100_000_000 }],
+            },
+            no: { bids: [], asks: [] },
+            timestamp: now,
+            sequence: null,
+          },
+        });
+      }, message["seconds"] as number);
+      process.send!({ cmd: "loaded", sent });
+    }
+  });
+  process.send!({ cmd: "ready", port, path: "/v1/prices/stream", key: secret });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Server child: baseline (bare ws broadcast)
+
+async function baselineServer(): Promise<void> {
+  const { WebSocketServer } = await import("ws");
+  const subscribers = new Map<string, Set<import("ws").WebSocket>>();
+  const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false });
+  await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+  wss.on("connection", (ws) => {
+    ws.on("message", (data) => {
+      const message = JSON.parse(data.toString()) as { market_ids: string[] };
+      for (const id of message.market_ids) {
+        let set = subscribers.get(id);
+        if (!set) {
+          set = new Set();
+          subscribers.set(id, set);
+        }
+        set.add(ws);
+      }
+      ws.send(JSON.stringify({ type: "subscribed", market_ids: message.market_ids, rejected: [] }));
+    });
+    ws.on("close", () => {
+      for (const set of subscribers.values()) set.delete(ws);
+    });
+  });
+  const port = (wss.address() as { port: number }).port;
+  const baseline = memoryNow();
+  process.on("message", async (message: Message) => {
+    if (message.cmd === "memory") {
+      process.send!({ cmd: "memory", bytes: memoryNow() - baseline });
+    } else if (message.cmd === "load") {
+      const sent = await generate((m, step) => {
+        const id = marketIds[m]!;
+        const bid = (30 + (step % 40)) / 100;
+        const ask = (80 + (step % 7)) / 100;
+        const payload = Buffer.from(
+          JSON.stringify({
+            type: "price_update",
+            market_id: id,
+            price: Math.round(((bid + ask) / 2) * 1e6) / 1e6,
+            best_bid: bid,
+            best_ask: ask,
+            volume_24h: 0,
+            timestamp: new Date().toISOString(),
+          }),
+        );
+        const set = subscribers.get(id);
+        if (set) for (const ws of set) ws.send(payload, { binary: false });
+      }, message["seconds"] as number);
+      process.send!({ cmd: "loaded", sent });
+    }
+  });
+  process.send!({ cmd: "ready", port, path: "/", key: null });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Client child: raw WebSocket clients
+
+interface ClientStats {
+  frames: number;
+  latencies: number[];
+}
+
+function maskedTextFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const length = payload.length;
+  const header = length < 126 ? 2 : 4;
+  const frame = Buffer.alloc(header + 4 + length);
+  frame[0] = 0x81;
+  if (length < 126) frame[1] = 0x80 | length;
+  else {
+    frame[1] = 0x80 | 126;
+    frame.writeUInt16BE(length, 2);
+  }
+  const mask = randomBytes(4);
+  mask.copy(frame, header);
+  for (let i = 0; i < length; i++) frame[header + 4 + i] = payload[i]! ^ mask[i & 3]!;
+  return frame;
+}
+
+const TIMESTAMP = Buffer.from('"timestamp":"');
+
+function openClient(
+  port: number,
+  urlPath: string,
+  key: string | null,
+  markets: string[],
+  stats: ClientStats,
+  sampleEvery: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.setNoDelay(true);
+    let upgraded = false;
+    let subscribed = false;
+    let pending: Buffer | null = null;
+    let counter = 0;
+    socket.on("connect", () => {
+      socket.write(
+        `GET ${urlPath} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+          `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}\r\nSec-WebSocket-Version: 13\r\n` +
+          (key ? `Authorization: Bearer ${key}\r\n` : "") +
+          "\r\n",
+      );
+    });
+    socket.on("error", reject);
+    socket.on("data", (chunk: Buffer) => {
+      let data = pending ? Buffer.concat([pending, chunk]) : chunk;
+      pending = null;
+      if (!upgraded) {
+        const end = data.indexOf("\r\n\r\n");
+        if (end < 0) {
+          pending = data;
+          return;
+        }
+        const head = data.subarray(0, end).toString();
+        if (!head.startsWith("HTTP/1.1 101")) {
+          reject(new Error(`upgrade refused: ${head.split("\r\n")[0]}`));
+          socket.destroy();
+          return;
+        }
+        upgraded = true;
+        socket.write(maskedTextFrame(JSON.stringify({ action: "subscribe", market_ids: markets })));
+        data = data.subarray(end + 4);
+      }
+      let offset = 0;
+      while (data.length - offset >= 2) {
+        const opcode = data[offset]! & 0x0f;
+        let length = data[offset + 1]! & 0x7f;
+        let start = offset + 2;
+        if (length === 126) {
+          if (data.length - offset < 4) break;
+          length = data.readUInt16BE(offset + 2);
+          start = offset + 4;
+        } else if (length === 127) {
+          if (data.length - offset < 10) break;
+          length = Number(data.readBigUInt64BE(offset + 2));
+          start = offset + 10;
+        }
+        if (data.length < start + length) break;
+        if (opcode === 0x1) {
+          if (!subscribed) {
+            subscribed = true; // the first text frame is the subscription ack
+            resolve();
+          } else {
+            stats.frames++;
+            if (++counter % sampleEvery === 0) {
+              const at = data.indexOf(TIMESTAMP, start);
+              if (at >= 0 && at < start + length) {
+                const from = at + TIMESTAMP.length;
+                const sent = Date.parse(data.toString("latin1", from, from + 24));
+                stats.latencies.push(Date.now() - sent);
+              }
+            }
+          }
+        } else if (opcode === 0x9) {
+          // Answer pings (masked pong with the same payload).
+          const payload = data.subarray(start, start + length);
+          const pong = Buffer.alloc(6 + payload.length);
+          pong[0] = 0x8a;
+          pong[1] = 0x80 | payload.length;
+          payload.copy(pong, 6); // zero mask: payload unchanged
+          socket.write(pong);
+        }
+        offset = start + length;
+      }
+      if (offset < data.length) pending = data.subarray(offset);
+    });
+  });
+}
+
+async function clientsChild(): Promise<void> {
+  const stats: ClientStats = { frames: 0, latencies: [] };
+  process.on("message", async (message: Message) => {
+    if (message.cmd === "connect") {
+      const {
+        port,
+        path: urlPath,
+        key,
+      } = message as unknown as { port: number; path: string; key: string | null };
+      const batch = 100;
+      for (let i = 0; i < CLIENTS; i += batch) {
+        await Promise.all(
+          Array.from({ length: Math.min(batch, CLIENTS - i) }, (_, j) =>
+            openClient(port, urlPath, key, subscriptionsOf(i + j), stats, 50),
+          ),
+        );
+      }
+      // Snapshots sent on subscribe are not part of the measurement.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      process.send!({ cmd: "connected" });
+    } else if (message.cmd === "reset") {
+      stats.frames = 0;
+      stats.latencies = [];
+    } else if (message.cmd === "report") {
+      process.send!({ cmd: "report", frames: stats.frames, latencies: stats.latencies });
+    }
+  });
+  process.send!({ cmd: "started" });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Coordinator
+
+function start(role: string): ChildProcess {
+  return fork(here, ["--child", role, ...process.argv.slice(2)], {
+    execArgv: ["--expose-gc", "--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+}
+
+function next(child: ChildProcess, cmd: string): Promise<Message> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: Message) => {
+      if (message.cmd !== cmd) return;
+      child.off("message", onMessage);
+      resolve(message);
+    };
+    child.on("message", onMessage);
+    child.once("exit", (code) => reject(new Error(`child exited with ${code} while waiting for ${cmd}`)));
+  });
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+
+interface RunResult {
+  messagesPerSecond: number;
+  p50: number;
+  p99: number;
+  bytesPerConnection: number;
+  updatesSent: number;
+}
+
+async function run(role: "crossbook" | "baseline"): Promise<RunResult> {
+  const server = start(role);
+  const clients = start("clients");
+  try {
+    const ready = await next(server, "ready");
+    await next(clients, "started");
+    const connecting = next(clients, "connected");
+    clients.send({ cmd: "connect", port: ready["port"], path: ready["path"], key: ready["key"] });
+    await connecting;
+    const memory = next(server, "memory");
+    server.send({ cmd: "memory" });
+    const bytes = (await memory)["bytes"] as number;
+
+    const loaded = next(server, "loaded");
+    server.send({ cmd: "load", seconds: WARMUP_SECONDS + SECONDS });
+    await new Promise((resolve) => setTimeout(resolve, WARMUP_SECONDS * 1000));
+    clients.send({ cmd: "reset" });
+    const measuredFrom = performance.now();
+    const sent = (await loaded)["sent"] as number;
+    // Let what is in flight arrive (it still counts against the window it was sent in).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const report = next(clients, "report");
+    clients.send({ cmd: "report" });
+    const { frames, latencies } = (await report) as unknown as { frames: number; latencies: number[] };
+    const seconds = (performance.now() - measuredFrom) / 1000;
+    const sorted = [...latencies].sort((a, b) => a - b);
+    return {
+      messagesPerSecond: frames / seconds,
+      p50: percentile(sorted, 0.5),
+      p99: percentile(sorted, 0.99),
+      bytesPerConnection: bytes / CLIENTS,
+      updatesSent: sent,
+    };
+  } finally {
+    server.kill("SIGKILL");
+    clients.kill("SIGKILL");
+  }
+}
+
+async function main(): Promise<void> {
+  const childIndex = process.argv.indexOf("--child");
+  if (childIndex >= 0) {
+    const role = process.argv[childIndex + 1];
+    if (role === "crossbook") return crossbookServer();
+    if (role === "baseline") return baselineServer();
+    return clientsChild();
+  }
+  console.log(
+    `${CLIENTS} clients x ${PER_CLIENT} of ${MARKETS} markets, ${RATE} updates/s, ${SECONDS} s measured after ${WARMUP_SECONDS} s`,
+  );
+  const base = await run("baseline");
+  console.log(
+    `baseline   ${base.messagesPerSecond.toFixed(0)} msg/s delivered, latency p50 ${base.p50} ms p99 ${base.p99} ms, ${(base.bytesPerConnection / 1024).toFixed(1)} KB per idle connection`,
+  );
+  const ours = await run("crossbook");
+  console.log(
+    `crossbook  ${ours.messagesPerSecond.toFixed(0)} msg/s delivered, latency p50 ${ours.p50} ms p99 ${ours.p99} ms, ${(ours.bytesPerConnection / 1024).toFixed(1)} KB per idle connection`,
+  );
+  const ratio = ours.messagesPerSecond / base.messagesPerSecond;
+  const pass = (ok: boolean) => (ok ? "PASS" : "BELOW TARGET");
+  console.log(`bench/stream  throughput ratio ${ratio.toFixed(3)} (target >= 0.8) ${pass(ratio >= 0.8)}`);
+  console.log(
+    `bench/stream  latency p50 ${ours.p50} ms, p99 ${ours.p99} ms (target p99 <= 50 ms) ${pass(ours.p99 <= 50)}`,
+  );
+  console.log(
+    `bench/stream  memory ${(ours.bytesPerConnection / 1024).toFixed(1)} KB per idle connection (target <= 16 KB) ${pass(ours.bytesPerConnection <= 16 * 1024)}`,
+  );
+}
+
+await main();

@@ -1,0 +1,122 @@
+/**
+ * Paired HTTP load runs for the benches that compare a crossbook route with a bare Fastify route
+ * returning the same bytes. Each server runs in its own child process and only one is under load
+ * at a time, so the load generator (this process) and the loaded server have the machine's two
+ * cores. Runs alternate bare/full so each pair sees the same machine load; the median of the
+ * pairs' ratios is the figure (robust to a noisy neighbour in one run).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import autocannon from "autocannon";
+
+export interface Ready {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function arg(name: string, fallback: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+}
+
+/** In a child: print where the server is, for the parent to read. */
+export function announce(ready: Ready): void {
+  process.stdout.write(`${JSON.stringify(ready)}\n`);
+}
+
+/** Child mode `bare`: a plain Fastify route at `path` answering `body` as JSON. */
+export async function serveBare(path: string): Promise<void> {
+  const body = process.env["BENCH_BODY"] ?? "{}";
+  const Fastify = (await import("fastify")).default;
+  const app = Fastify({ logger: false });
+  app.get(path, async (_request, reply) =>
+    reply.header("content-type", "application/json; charset=utf-8").send(body),
+  );
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const port = (app.server.address() as { port: number }).port;
+  announce({ url: `http://127.0.0.1:${port}${path}`, headers: {}, body });
+}
+
+async function startChild(
+  script: string,
+  mode: "bare" | "full",
+  body?: string,
+): Promise<{ child: ChildProcess; ready: Ready }> {
+  const child = spawn(process.execPath, ["--import", "tsx", script, "--child", mode], {
+    env: { ...process.env, ...(body ? { BENCH_BODY: body } : {}) },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk) => {
+      out += chunk;
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line) resolve(JSON.parse(line));
+    });
+    child.on("exit", (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+  return { child, ready };
+}
+
+async function load(ready: Ready, duration: number, connections: number): Promise<number> {
+  const result = await autocannon({
+    url: ready.url,
+    headers: ready.headers,
+    duration,
+    connections,
+    pipelining: 1,
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(`load run had ${result.non2xx} non-2xx responses and ${result.errors} errors`);
+  }
+  return result.requests.average;
+}
+
+export interface PairedOptions {
+  /** The bench script itself (children run it with `--child bare|full`). */
+  script: string;
+  name: string;
+  /** What the full-stack route is, for the report. */
+  label: string;
+  target: number;
+}
+
+export async function runPaired(options: PairedOptions): Promise<void> {
+  const duration = arg("duration", 5);
+  const connections = arg("connections", 50);
+  const rounds = arg("rounds", 5);
+  const full = await startChild(options.script, "full");
+  const bare = await startChild(options.script, "bare", full.ready.body);
+  try {
+    // Warm-up: the full stack has more code for V8 to optimize; give both time to reach steady state.
+    await load(full.ready, 6, connections);
+    await load(bare.ready, 3, connections);
+    const ratios: number[] = [];
+    const fullRates: number[] = [];
+    const bareRates: number[] = [];
+    for (let round = 1; round <= rounds; round++) {
+      const bareRps = await load(bare.ready, duration, connections);
+      const fullRps = await load(full.ready, duration, connections);
+      ratios.push(fullRps / bareRps);
+      fullRates.push(fullRps);
+      bareRates.push(bareRps);
+      console.log(
+        `round ${round}: bare ${bareRps.toFixed(0)} req/s, full stack ${fullRps.toFixed(0)} req/s, ratio ${(fullRps / bareRps).toFixed(3)}`,
+      );
+    }
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+    const ratio = median(ratios);
+    const name = options.name.padEnd(12);
+    console.log(
+      `response body: ${full.ready.body.length} bytes, ${connections} connections, ${duration} s per run`,
+    );
+    console.log(`${name} ${options.label}: ${median(fullRates).toFixed(0)} req/s (median)`);
+    console.log(`${name} bare Fastify, same bytes: ${median(bareRates).toFixed(0)} req/s (median)`);
+    console.log(
+      `${name} ratio ${ratio.toFixed(3)} (median of ${rounds} paired runs; target >= ${options.target}) ${ratio >= options.target ? "PASS" : "BELOW TARGET"}`,
+    );
+  } finally {
+    full.child.kill("SIGKILL");
+    bare.child.kill("SIGKILL");
+  }
+}
