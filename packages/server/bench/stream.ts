@@ -40,6 +40,8 @@ const PER_CLIENT = arg("per-client", 50);
 const RATE = arg("rate", 20_000);
 const SECONDS = arg("seconds", 10);
 const WARMUP_SECONDS = 3;
+/** The hub's flush interval; unset = the service default. */
+const FLUSH_MS = process.argv.includes("--flush-ms") ? arg("flush-ms", 10) : undefined;
 
 type Message = Record<string, unknown> & { cmd: string };
 
@@ -83,6 +85,12 @@ function generate(emit: (marketIndex: number, step: number) => void, seconds: nu
   });
 }
 
+/** CPU seconds (user + system) this process used since `start`. */
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
+}
+
 function memoryNow(): number {
   (globalThis as { gc?: () => void }).gc?.();
   const m = process.memoryUsage();
@@ -107,7 +115,9 @@ async function crossbookServer(): Promise<void> {
     PASSWORD_HASH_COST: "10",
   });
   const runtime = await createRuntime(config);
-  const { app, services } = await buildApp(runtime);
+  const { app, services } = await buildApp(runtime, {
+    ...(FLUSH_MS !== undefined ? { streamOptions: { flushIntervalMs: FLUSH_MS } } : {}),
+  });
   const account = await services.accounts.create({
     email: "bench@example.com",
     password: "bench password 123",
@@ -185,9 +195,12 @@ async function crossbookServer(): Promise<void> {
           },
         });
       }, message["seconds"] as number);
-      process.send!({ cmd: "loaded", sent });
+      process.send!({ cmd: "loaded", sent, cpu: cpuSince(cpuStart) });
+    } else if (message.cmd === "mark") {
+      cpuStart = process.cpuUsage();
     }
   });
+  let cpuStart = process.cpuUsage();
   process.send!({ cmd: "ready", port, path: "/v1/prices/stream", key: secret });
 }
 
@@ -240,9 +253,12 @@ async function baselineServer(): Promise<void> {
         const set = subscribers.get(id);
         if (set) for (const ws of set) ws.send(payload, { binary: false });
       }, message["seconds"] as number);
-      process.send!({ cmd: "loaded", sent });
+      process.send!({ cmd: "loaded", sent, cpu: cpuSince(cpuStart) });
+    } else if (message.cmd === "mark") {
+      cpuStart = process.cpuUsage();
     }
   });
+  let cpuStart = process.cpuUsage();
   process.send!({ cmd: "ready", port, path: "/", key: null });
 }
 
@@ -364,6 +380,7 @@ function openClient(
 
 async function clientsChild(): Promise<void> {
   const stats: ClientStats = { frames: 0, latencies: [] };
+  let cpuStart = process.cpuUsage();
   process.on("message", async (message: Message) => {
     if (message.cmd === "connect") {
       const {
@@ -385,8 +402,14 @@ async function clientsChild(): Promise<void> {
     } else if (message.cmd === "reset") {
       stats.frames = 0;
       stats.latencies = [];
+      cpuStart = process.cpuUsage();
     } else if (message.cmd === "report") {
-      process.send!({ cmd: "report", frames: stats.frames, latencies: stats.latencies });
+      process.send!({
+        cmd: "report",
+        frames: stats.frames,
+        latencies: stats.latencies,
+        cpu: cpuSince(cpuStart),
+      });
     }
   });
   process.send!({ cmd: "started" });
@@ -397,7 +420,12 @@ async function clientsChild(): Promise<void> {
 
 function start(role: string): ChildProcess {
   return fork(here, ["--child", role, ...process.argv.slice(2)], {
-    execArgv: ["--expose-gc", "--import", "tsx"],
+    execArgv: [
+      ...(process.env["BENCH_PROFILE"] === role ? ["--cpu-prof", "--cpu-prof-dir=/tmp/streamprof"] : []),
+      "--expose-gc",
+      "--import",
+      "tsx",
+    ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
 }
@@ -422,7 +450,11 @@ interface RunResult {
   p50: number;
   p99: number;
   bytesPerConnection: number;
-  updatesSent: number;
+  /** Updates the generator produced per second (the offered load). */
+  updatesPerSecond: number;
+  /** Share of one core the server and the clients used while measured. */
+  serverCpu: number;
+  clientCpu: number;
 }
 
 async function run(role: "crossbook" | "baseline"): Promise<RunResult> {
@@ -442,13 +474,21 @@ async function run(role: "crossbook" | "baseline"): Promise<RunResult> {
     server.send({ cmd: "load", seconds: WARMUP_SECONDS + SECONDS });
     await new Promise((resolve) => setTimeout(resolve, WARMUP_SECONDS * 1000));
     clients.send({ cmd: "reset" });
+    server.send({ cmd: "mark" });
     const measuredFrom = performance.now();
-    const sent = (await loaded)["sent"] as number;
+    const loadedMessage = await loaded;
+    const sent = loadedMessage["sent"] as number;
+    const serverCpu = loadedMessage["cpu"] as number;
+    const loadSeconds = (performance.now() - measuredFrom) / 1000;
     // Let what is in flight arrive (it still counts against the window it was sent in).
     await new Promise((resolve) => setTimeout(resolve, 500));
     const report = next(clients, "report");
     clients.send({ cmd: "report" });
-    const { frames, latencies } = (await report) as unknown as { frames: number; latencies: number[] };
+    const { frames, latencies, cpu } = (await report) as unknown as {
+      frames: number;
+      latencies: number[];
+      cpu: number;
+    };
     const seconds = (performance.now() - measuredFrom) / 1000;
     const sorted = [...latencies].sort((a, b) => a - b);
     return {
@@ -456,9 +496,14 @@ async function run(role: "crossbook" | "baseline"): Promise<RunResult> {
       p50: percentile(sorted, 0.5),
       p99: percentile(sorted, 0.99),
       bytesPerConnection: bytes / CLIENTS,
-      updatesSent: sent,
+      updatesPerSecond: sent / (WARMUP_SECONDS + SECONDS),
+      serverCpu: serverCpu / loadSeconds,
+      clientCpu: cpu / seconds,
     };
   } finally {
+    // A clean exit first (a profiled child writes its profile on exit), then make sure.
+    for (const child of [server, clients]) if (child.connected) child.send({ cmd: "exit" });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     server.kill("SIGKILL");
     clients.kill("SIGKILL");
   }
@@ -467,6 +512,9 @@ async function run(role: "crossbook" | "baseline"): Promise<RunResult> {
 async function main(): Promise<void> {
   const childIndex = process.argv.indexOf("--child");
   if (childIndex >= 0) {
+    process.on("message", (message: Message) => {
+      if (message.cmd === "exit") process.exit(0);
+    });
     const role = process.argv[childIndex + 1];
     if (role === "crossbook") return crossbookServer();
     if (role === "baseline") return baselineServer();
@@ -475,14 +523,16 @@ async function main(): Promise<void> {
   console.log(
     `${CLIENTS} clients x ${PER_CLIENT} of ${MARKETS} markets, ${RATE} updates/s, ${SECONDS} s measured after ${WARMUP_SECONDS} s`,
   );
+  const line = (name: string, r: RunResult) =>
+    console.log(
+      `${name.padEnd(10)} ${r.messagesPerSecond.toFixed(0)} msg/s delivered of ${r.updatesPerSecond.toFixed(0)} updates/s generated, ` +
+        `latency p50 ${r.p50} ms p99 ${r.p99} ms, ${(r.bytesPerConnection / 1024).toFixed(1)} KB per idle connection, ` +
+        `CPU server ${(r.serverCpu * 100).toFixed(0)}% clients ${(r.clientCpu * 100).toFixed(0)}%`,
+    );
   const base = await run("baseline");
-  console.log(
-    `baseline   ${base.messagesPerSecond.toFixed(0)} msg/s delivered, latency p50 ${base.p50} ms p99 ${base.p99} ms, ${(base.bytesPerConnection / 1024).toFixed(1)} KB per idle connection`,
-  );
+  line("baseline", base);
   const ours = await run("crossbook");
-  console.log(
-    `crossbook  ${ours.messagesPerSecond.toFixed(0)} msg/s delivered, latency p50 ${ours.p50} ms p99 ${ours.p99} ms, ${(ours.bytesPerConnection / 1024).toFixed(1)} KB per idle connection`,
-  );
+  line("crossbook", ours);
   const ratio = ours.messagesPerSecond / base.messagesPerSecond;
   const pass = (ok: boolean) => (ok ? "PASS" : "BELOW TARGET");
   console.log(`bench/stream  throughput ratio ${ratio.toFixed(3)} (target >= 0.8) ${pass(ratio >= 0.8)}`);

@@ -20,6 +20,7 @@ import { Outbox } from "./events/outbox";
 import { authPlugin } from "./http/auth";
 import { lazyChildLoggerFactory } from "./http/lazy-logger";
 import { plumbing } from "./http/plumbing";
+import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
@@ -150,6 +151,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     }),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
+    routerOptions: { querystringParser: parseQuerystring },
     // genReqId reads X-Request-Id itself, keeping a caller's id only when it is well formed.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -272,7 +274,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     slots: runtime.slots,
     apiKeys: services.apiKeys,
     prices: services.prices,
-    ...(options.streamOptions ? { hubOptions: options.streamOptions } : {}),
+    hubOptions: { flushIntervalMs: config.streamFlushIntervalMs, ...options.streamOptions },
   });
   // Before the HTTP server closes: it would otherwise wait for every open stream connection.
   app.addHook("preClose", async () => {

@@ -37,6 +37,8 @@ export interface Config {
   catalogSyncIntervalSeconds: number;
   /** Most markets per venue kept live over the venue's WebSocket feed (most traded first). */
   feedMaxMarketsPerVenue: number;
+  /** How long the price stream gathers updates before writing them to each client, ms. */
+  streamFlushIntervalMs: number;
   /** Venues to aggregate, from CROSSBOOK_VENUES. */
   venues: Array<"polymarket" | "kalshi">;
   venueUrls: {
@@ -204,6 +206,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: boolean("TRUST_PROXY", false),
     catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
     feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
+    streamFlushIntervalMs: integer("STREAM_FLUSH_INTERVAL_MS", 10, 0, 1_000),
     kalshiFeedKey: kalshiFeedKey(),
     venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
     venueUrls: {

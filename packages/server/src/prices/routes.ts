@@ -35,13 +35,36 @@ export function splitIds(raw: string): string[] {
   return ids;
 }
 
-/** Sends JSON text as is: Fastify skips serialization for a string with a JSON content type. */
-function sendJsonText(reply: FastifyReply, text: string): FastifyReply {
-  return reply.header("content-type", "application/json; charset=utf-8").send(text);
+/**
+ * A market list as asked for, parsed and resolved once, with the `data` part of its last answer:
+ * reused while none of its markets' quotes changed and the minute is the same.
+ */
+interface ResolvedList {
+  version: number;
+  ids: string[];
+  markets: MarketSummary[];
+  body: Buffer | null;
+  minute: number;
+  quoteVersions: number[];
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Whether the list's cached body still shows every market's current quote. */
+function fresh(list: ResolvedList, minute: number): boolean {
+  if (list.body === null || list.minute !== minute) return false;
+  const { markets, quoteVersions } = list;
+  for (let i = 0; i < markets.length; i++) if (markets[i]!.quoteVersion !== quoteVersions[i]) return false;
+  return true;
+}
+
+/** Sends an already-serialized JSON body: Fastify skips serialization for a string or buffer. */
+function sendSerialized(reply: FastifyReply, body: string | Buffer): FastifyReply {
+  return reply.header("content-type", JSON_TYPE).send(body);
 }
 
 export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (app, deps) => {
-  const lists = new Map<string, { version: number; ids: string[]; markets: MarketSummary[] }>();
+  const lists = new Map<string, ResolvedList>();
 
   async function resolveList(raw: string) {
     if (raw.length > MAX_MARKET_IDS_LENGTH) {
@@ -66,7 +89,14 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
         { market_ids: missing },
       );
     }
-    return { version, ids, markets };
+    return {
+      version,
+      ids,
+      markets,
+      body: null,
+      minute: -1,
+      quoteVersions: new Array<number>(markets.length),
+    };
   }
 
   app.get(
@@ -93,25 +123,37 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
         if (lists.size >= 1_000) lists.clear();
         lists.set(market_ids, list);
       }
-      const { ids, markets } = list;
+      const { markets } = list;
       deps.prices.watch(markets);
-      const timestamp = isoFromMs(deps.clock.now());
+      const now = deps.clock.now();
+      const timestamp = isoFromMs(now);
 
       if (!include_orderbook) {
-        // Already-serialized fragments, in the order asked: no per-request serialization of quotes.
-        let body = '{"success":true,"data":{';
-        for (let i = 0; i < ids.length; i++) {
-          if (i > 0) body += ",";
-          body += deps.prices.entryJson(markets[i]!);
+        const minute = Math.floor(now / 60_000);
+        if (!fresh(list, minute)) {
+          // Already-serialized fragments, in the order asked: no per-request serialization of quotes.
+          let data = '{"success":true,"data":{';
+          for (let i = 0; i < markets.length; i++) {
+            if (i > 0) data += ",";
+            data += deps.prices.entryJson(markets[i]!, minute);
+            list.quoteVersions[i] = markets[i]!.quoteVersion;
+          }
+          list.body = Buffer.from(`${data}},"timestamp":"`);
+          list.minute = minute;
         }
-        return sendJsonText(reply, `${body}},"timestamp":"${timestamp}"}`);
+        const head = list.body!;
+        const out = Buffer.allocUnsafe(head.length + timestamp.length + 2);
+        head.copy(out, 0);
+        out.write(timestamp, head.length, "latin1");
+        out.write('"}', head.length + timestamp.length, "latin1");
+        return sendSerialized(reply, out);
       }
       const books = await Promise.all(markets.map((market) => deps.prices.book(market, depth)));
       const data: Record<string, unknown> = {};
       markets.forEach((market, i) => {
         data[market.id] = { ...deps.prices.entry(market), orderbook: books[i] };
       });
-      return sendJsonText(reply, JSON.stringify({ success: true, data, timestamp }));
+      return sendSerialized(reply, JSON.stringify({ success: true, data, timestamp }));
     },
   );
 };

@@ -39,10 +39,9 @@ export const MAX_MARKET_IDS_LENGTH = 40_000;
 
 export const PricesQuery = Type.Object(
   {
-    // No maxLength here: Ajv counts characters one by one on every request; the route checks
-    // MAX_MARKET_IDS_LENGTH itself.
+    // No minLength/maxLength here: Ajv counts characters one by one on every request; the route
+    // checks the length itself.
     market_ids: Type.String({
-      minLength: 1,
       description: `Comma-separated market ids, at most ${MAX_MARKETS_PER_REQUEST} (and ${MAX_MARKET_IDS_LENGTH} characters)`,
     }),
     include_orderbook: Type.Optional(Type.Boolean({ default: false })),

@@ -59,6 +59,11 @@ export interface MarketSummary {
   updatedAt: string;
   /** Until when someone watches it (a stream subscription or a prices request), ms; 0 = never. */
   watchedUntil: number;
+  /** Bumped on every quote change: lets callers tell whether what they built from it is stale. */
+  quoteVersion: number;
+  /** `"<id>":{entry}` as last serialized, and the minute it was made in (24 h change moves). */
+  fragment: string | null;
+  fragmentMinute: number;
 }
 
 export interface BookView {
@@ -92,6 +97,9 @@ function summaryOf(row: catalogRepo.MarketRow): MarketSummary {
     volume24h: Number(row.volume_24h),
     updatedAt: row.updated_at,
     watchedUntil: 0,
+    quoteVersion: 0,
+    fragment: null,
+    fragmentMinute: -1,
   };
 }
 
@@ -104,8 +112,6 @@ function levels(side: readonly BookLevel[], depth: number): Array<[number, numbe
 
 export class PricesService {
   readonly #markets = new Map<string, MarketSummary>();
-  /** Serialized `"id":{entry}` fragments, valid for the minute they were made in (24 h change moves). */
-  readonly #fragments = new Map<string, { minute: number; json: string }>();
   readonly #restBooks = new Map<string, { at: number; book: Promise<OrderBook> }>();
   readonly #polling = new Set<string>();
   readonly #options: Required<PricesOptions>;
@@ -163,7 +169,6 @@ export class PricesService {
       this.#markets.set(row.id, fresh);
     }
     this.#version++;
-    this.#fragments.clear();
   }
 
   /** Changes whenever `resolve` could answer differently for the same ids. */
@@ -238,15 +243,14 @@ export class PricesService {
   }
 
   /**
-   * `"<id>":{entry}` for the prices response, cached until the market's quote changes or the minute
-   * turns (the 24-hour change window moves by the minute).
+   * `"<id>":{entry}` for the prices response, cached on the market until its quote changes or the
+   * minute turns (the 24-hour change window moves by the minute). `minute` = floor(now / 60 s).
    */
-  entryJson(market: MarketSummary): string {
-    const minute = Math.floor(this.clock.now() / 60_000);
-    const cached = this.#fragments.get(market.id);
-    if (cached && cached.minute === minute) return cached.json;
+  entryJson(market: MarketSummary, minute: number): string {
+    if (market.fragment !== null && market.fragmentMinute === minute) return market.fragment;
     const json = `${JSON.stringify(market.id)}:${JSON.stringify(this.entry(market))}`;
-    this.#fragments.set(market.id, { minute, json });
+    market.fragment = json;
+    market.fragmentMinute = minute;
     return json;
   }
 
@@ -273,8 +277,11 @@ export class PricesService {
   }
 
   #onQuote(quote: Quote): void {
-    this.#fragments.delete(quote.marketId);
     const market = this.#markets.get(quote.marketId);
+    if (market) {
+      market.fragment = null;
+      market.quoteVersion++;
+    }
     const now = this.clock.now();
     this.#publish({
       market_id: quote.marketId,

@@ -82,12 +82,43 @@ export interface HubStats {
   slowConsumersDropped: number;
 }
 
+/** One market's subscribers and its latest serialized update. */
+interface Channel {
+  id: string;
+  /** The latest update up to `"seq":`; what every queued subscription writes (latest wins). */
+  head: Buffer | null;
+  subs: Subscription[];
+}
+
+/**
+ * A connection's subscription to a channel. Kept small (there is one per connection and market):
+ * its flags share one number, and a snapshot to send lives on the connection, not here.
+ */
+interface Subscription {
+  conn: Connection;
+  channel: Channel;
+  /** Position in channel.subs (swap-removal). */
+  index: number;
+  /** Position in conn.subs (swap-removal). */
+  slot: number;
+  /** QUEUED | REMOVED bits. */
+  flags: number;
+}
+
+/** It has an unwritten update in its connection's pending list. */
+const QUEUED = 1;
+/** Unsubscribed or closed: skipped if still pending. */
+const REMOVED = 2;
+
 class Connection {
   principal: StreamPrincipal | null = null;
   slotToken: string | null = null;
-  markets: Set<string> | null = null;
-  /** Market -> serialized update up to `"seq":`, latest wins. */
-  pending: Map<string, Buffer> | null = null;
+  /** An array, not a Map: subscriptions are looked up by id only on (rare) control messages. */
+  subs: Subscription[] | null = null;
+  /** Subscriptions with an update to write, in the order they were queued. */
+  pending: Subscription[] = [];
+  /** Snapshots (sent on subscribe) to write instead of the channel's head; usually null. */
+  snapshots: Map<Subscription, Buffer> | null = null;
   queued = false;
   waitingDrain = false;
   stalledSince = 0;
@@ -106,7 +137,7 @@ class Connection {
   ) {}
 }
 
-const SUFFIX = "}";
+const CLOSE_BRACE = 0x7d; // "}" ends every update after its seq
 
 function updateHead(update: QuoteUpdate): Buffer {
   return Buffer.from(
@@ -121,7 +152,7 @@ export class StreamHub {
   readonly #deps: HubDeps;
   readonly #options: HubOptions;
   readonly #connections = new Set<Connection>();
-  readonly #subscribers = new Map<string, Set<Connection>>();
+  readonly #channels = new Map<string, Channel>();
   readonly #latest = new Map<string, QuoteUpdate>();
   #dirty: Connection[] = [];
   #flushScheduled = false;
@@ -141,7 +172,7 @@ export class StreamHub {
     let subscriptions = 0;
     for (const c of this.#connections) {
       if (c.principal) authenticated++;
-      subscriptions += c.markets?.size ?? 0;
+      subscriptions += c.subs?.length ?? 0;
     }
     return { connections: this.#connections.size, authenticated, subscriptions, ...this.#stats };
   }
@@ -297,29 +328,32 @@ export class StreamHub {
 
   async #subscribe(conn: Connection, ids: string[]): Promise<void> {
     const principal = conn.principal!;
-    conn.markets ??= new Set();
-    const markets = conn.markets;
-    const fresh = ids.filter((id) => !markets.has(id));
+    conn.subs ??= [];
+    const subs = conn.subs;
+    const byId = new Map(subs.map((sub) => [sub.channel.id, sub]));
+    const fresh = ids.filter((id) => !byId.has(id));
     const { missing } = fresh.length > 0 ? await this.#deps.resolveMarkets(fresh) : { missing: [] };
     if (conn.closed) return;
     const unknown = new Set(missing);
     const rejected: Array<{ market_id: string; reason: RejectReason }> = [];
     const accepted: string[] = [];
     for (const id of ids) {
-      if (markets.has(id)) {
+      if (byId.has(id)) {
         accepted.push(id);
       } else if (unknown.has(id)) {
         rejected.push({ market_id: id, reason: "MARKET_NOT_FOUND" });
-      } else if (markets.size >= principal.marketsPerSubscription) {
+      } else if (subs.length >= principal.marketsPerSubscription) {
         rejected.push({ market_id: id, reason: "SUBSCRIPTION_LIMIT" });
       } else {
-        markets.add(id);
-        let subscribers = this.#subscribers.get(id);
-        if (!subscribers) {
-          subscribers = new Set();
-          this.#subscribers.set(id, subscribers);
+        let channel = this.#channels.get(id);
+        if (!channel) {
+          channel = { id, head: null, subs: [] };
+          this.#channels.set(id, channel);
         }
-        subscribers.add(conn);
+        const sub: Subscription = { conn, channel, index: channel.subs.length, slot: subs.length, flags: 0 };
+        channel.subs.push(sub);
+        subs.push(sub);
+        byId.set(id, sub);
         accepted.push(id);
       }
     }
@@ -328,13 +362,22 @@ export class StreamHub {
       market_ids: accepted,
       rejected,
       ...(rejected.some((r) => r.reason === "SUBSCRIPTION_LIMIT")
-        ? { limit: { markets_per_subscription: principal.marketsPerSubscription, subscribed: markets.size } }
+        ? { limit: { markets_per_subscription: principal.marketsPerSubscription, subscribed: subs.length } }
         : {}),
     });
     // The current quote of every accepted market, at once, through the same path as updates.
     for (const id of accepted) {
-      const current = this.#latest.get(id) ?? this.#deps.snapshot(id);
-      if (current) this.#enqueue(conn, id, updateHead(current));
+      const sub = byId.get(id)!;
+      const latest = this.#latest.get(id);
+      if (latest) {
+        sub.channel.head ??= updateHead(latest);
+      } else {
+        const current = this.#deps.snapshot(id);
+        if (!current) continue;
+        conn.snapshots ??= new Map();
+        conn.snapshots.set(sub, updateHead(current));
+      }
+      this.#enqueue(sub);
     }
     if (accepted.length > 0) this.#deps.watch(accepted);
   }
@@ -342,16 +385,22 @@ export class StreamHub {
   #unsubscribe(conn: Connection, ids: string[]): void {
     const removed: string[] = [];
     const rejected: Array<{ market_id: string; reason: RejectReason }> = [];
+    const subs = conn.subs ?? [];
+    const byId = new Map(subs.map((sub) => [sub.channel.id, sub]));
     for (const id of ids) {
-      if (!conn.markets?.delete(id)) {
+      const sub = byId.get(id);
+      if (!sub) {
         rejected.push({ market_id: id, reason: "NOT_SUBSCRIBED" });
         continue;
       }
+      byId.delete(id);
+      const last = subs.pop()!;
+      if (last !== sub) {
+        subs[sub.slot] = last;
+        last.slot = sub.slot;
+      }
+      this.#detach(sub);
       removed.push(id);
-      conn.pending?.delete(id);
-      const subscribers = this.#subscribers.get(id);
-      subscribers?.delete(conn);
-      if (subscribers?.size === 0) this.#subscribers.delete(id);
     }
     this.#control(conn, { type: "unsubscribed", market_ids: removed, rejected });
   }
@@ -360,18 +409,27 @@ export class StreamHub {
     if (!this.#connections.delete(conn)) return;
     conn.closed = true;
     if (conn.authTimer) clearTimeout(conn.authTimer);
-    for (const id of conn.markets ?? []) {
-      const subscribers = this.#subscribers.get(id);
-      subscribers?.delete(conn);
-      if (subscribers?.size === 0) this.#subscribers.delete(id);
-    }
-    conn.markets = null;
-    conn.pending = null;
+    for (const sub of conn.subs ?? []) this.#detach(sub);
+    conn.subs = null;
+    conn.pending = [];
     if (conn.principal && conn.slotToken) {
       this.#deps.slots.release(conn.principal.keyId, conn.slotToken).catch((error) => {
         this.#deps.log.warn({ error: String(error) }, "could not release a stream connection slot");
       });
     }
+  }
+
+  /** Takes a subscription out of its channel (swap-remove); a queued write of it is skipped. */
+  #detach(sub: Subscription): void {
+    if (sub.flags & REMOVED) return;
+    sub.flags |= REMOVED;
+    const subs = sub.channel.subs;
+    const last = subs.pop()!;
+    if (last !== sub) {
+      subs[sub.index] = last;
+      last.index = sub.index;
+    }
+    if (subs.length === 0) this.#channels.delete(sub.channel.id);
   }
 
   #close(conn: Connection, code: number, reason: string): void {
@@ -398,17 +456,27 @@ export class StreamHub {
       return;
     }
     this.#latest.set(id, update);
-    const subscribers = this.#subscribers.get(id);
-    if (!subscribers) return;
-    const head = updateHead(update);
-    for (const conn of subscribers) this.#enqueue(conn, id, head);
+    const channel = this.#channels.get(id);
+    if (!channel) return;
+    channel.head = updateHead(update);
+    const subs = channel.subs;
+    for (let i = 0; i < subs.length; i++) {
+      const sub = subs[i]!;
+      // A newer update replaces a snapshot still waiting to be written.
+      if (sub.conn.snapshots !== null) sub.conn.snapshots.delete(sub);
+      this.#enqueue(sub);
+    }
   }
 
-  #enqueue(conn: Connection, marketId: string, head: Buffer): void {
-    conn.pending ??= new Map();
-    const pending = conn.pending;
-    if (pending.has(marketId)) this.#stats.updatesConflated++;
-    pending.set(marketId, head);
+  /** Queues a subscription's update for its connection's next write (at most once: latest wins). */
+  #enqueue(sub: Subscription): void {
+    if (sub.flags & QUEUED) {
+      this.#stats.updatesConflated++;
+      return;
+    }
+    sub.flags |= QUEUED;
+    const conn = sub.conn;
+    conn.pending.push(sub);
     if (!conn.queued) {
       conn.queued = true;
       this.#dirty.push(conn);
@@ -433,7 +501,7 @@ export class StreamHub {
   /** Writes a connection's pending updates as one buffer of frames, unless its socket is backed up. */
   #write(conn: Connection): void {
     const pending = conn.pending;
-    if (conn.closed || !pending || pending.size === 0) return;
+    if (conn.closed || pending.length === 0) return;
     if (conn.ws.readyState !== WebSocket.OPEN) return;
     const buffered = conn.socket.writableLength;
     if (buffered > this.#options.softBufferBytes) {
@@ -443,25 +511,34 @@ export class StreamHub {
     conn.stalledSince = 0;
     let total = 0;
     let seq = conn.seq;
-    for (const head of pending.values()) {
+    let count = 0;
+    const snapshots = conn.snapshots;
+    for (const sub of pending) {
+      const head = snapshots?.get(sub) ?? sub.channel.head;
+      if (sub.flags & REMOVED || !head) continue;
       const length = head.length + digits(++seq) + 1;
       total += headerLength(length) + length;
     }
     const out = Buffer.allocUnsafe(total);
     let offset = 0;
     seq = conn.seq;
-    for (const head of pending.values()) {
+    for (const sub of pending) {
+      sub.flags &= ~QUEUED;
+      const head = snapshots?.get(sub) ?? sub.channel.head;
+      if (sub.flags & REMOVED || !head) continue;
       const seqText = String(++seq);
       const length = head.length + seqText.length + 1;
       offset = writeHeader(out, offset, length);
       offset += head.copy(out, offset);
       offset += out.write(seqText, offset, "latin1");
-      offset += out.write(SUFFIX, offset, "latin1");
+      out[offset++] = CLOSE_BRACE;
+      count++;
     }
-    this.#stats.messagesSent += pending.size;
+    pending.length = 0;
+    conn.snapshots = null;
     conn.seq = seq;
-    pending.clear();
-    conn.socket.write(out);
+    this.#stats.messagesSent += count;
+    if (count > 0) conn.socket.write(out);
   }
 
   #stall(conn: Connection, buffered: number): void {

@@ -58,6 +58,10 @@ function refuse(socket: Duplex, code: ErrorCode, message: string, headers: Recor
   socket.end(`${lines.join("\r\n")}\r\n\r\n${body}`);
 }
 
+function destroyOnError(this: Duplex): void {
+  this.destroy();
+}
+
 export async function attachStream(app: FastifyInstance, deps: StreamDeps): Promise<StreamServer> {
   const { clock, prices } = deps;
 
@@ -124,7 +128,9 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
   });
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on("error", () => socket.destroy());
+    // A plain function, not a closure: a closure here would share this scope's context and keep the
+    // upgrade request (headers and all) alive for as long as the connection lives.
+    socket.on("error", destroyOnError);
     const path = (request.url ?? "").split("?")[0];
     if (path !== STREAM_PATH) {
       refuse(socket, "NOT_FOUND", `No WebSocket endpoint at ${path}; the price stream is ${STREAM_PATH}`);
