@@ -72,6 +72,11 @@ describe("config", () => {
     fs.rmSync(file);
   });
 
+  it("takes the stream's flush interval, 10 ms by default", () => {
+    expect(loadConfig({}).streamFlushIntervalMs).toBe(10);
+    expect(loadConfig({ STREAM_FLUSH_INTERVAL_MS: "0" }).streamFlushIntervalMs).toBe(0);
+  });
+
   it("names every bad variable at once", () => {
     try {
       loadConfig({
@@ -80,15 +85,23 @@ describe("config", () => {
         REDIS_URL: "localhost:6379",
         CROSSBOOK_MASTER_KEY: "short",
         LOG_LEVEL: "loud",
+        STREAM_FLUSH_INTERVAL_MS: "5000",
       });
       expect.unreachable();
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
       const message = (error as ConfigError).message;
-      for (const name of ["PORT", "DATABASE_URL", "REDIS_URL", "CROSSBOOK_MASTER_KEY", "LOG_LEVEL"]) {
+      for (const name of [
+        "PORT",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "CROSSBOOK_MASTER_KEY",
+        "LOG_LEVEL",
+        "STREAM_FLUSH_INTERVAL_MS",
+      ]) {
         expect(message).toContain(name);
       }
-      expect((error as ConfigError).problems).toHaveLength(5);
+      expect((error as ConfigError).problems).toHaveLength(6);
     }
   });
 });
