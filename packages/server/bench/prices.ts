@@ -7,9 +7,6 @@
  *
  *   npm run bench:prices [-- --duration 5 --connections 50 --rounds 5]
  */
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { announce, runPaired, serveBare } from "./support/paired";
 
@@ -17,68 +14,12 @@ const MARKETS = 50;
 const UPDATES_PER_SECOND = 2_000;
 
 async function serveFull(): Promise<void> {
-  const { loadConfig } = await import("../src/config");
-  const { createRuntime } = await import("../src/runtime");
-  const { buildApp } = await import("../src/app");
-  const { marketRow } = await import("../src/catalog/service");
-  const { upsertMarket } = await import("../src/catalog/repo");
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-"));
-  const config = loadConfig({
-    DATABASE_URL: `sqlite:${path.join(dir, "bench.db")}`,
-    CROSSBOOK_DATA_DIR: dir,
-    CROSSBOOK_VENUES: "none",
-    LOG_LEVEL: "warn",
-    PASSWORD_HASH_COST: "10",
-  });
-  const runtime = await createRuntime(config);
-  const { app, services } = await buildApp(runtime);
-  const account = await services.accounts.create({
-    email: "bench@example.com",
-    password: "bench password 123",
-  });
-  // A real budget that the run cannot exhaust: the limiter still counts every request.
-  await services.accounts.update(account.id, { tier: "enterprise", rate_limit_per_minute: 100_000_000 });
-  const { secret } = await services.apiKeys.create(account.id, { name: "bench", type: "read_only" });
-
+  // Imported here, not at the top: the bare server child loads none of the app.
+  const { seedBenchMarkets, startBenchApp } = await import("./support/app");
+  const { runtime, app, services, secret } = await startBenchApp();
   const now = new Date().toISOString();
-  const ids: string[] = [];
-  for (let i = 0; i < MARKETS; i++) {
-    const ticker = `KXBENCH-26DEC31-T${1000 + i}`;
-    ids.push(`kalshi:${ticker}`);
-    await upsertMarket(
-      runtime.store.db,
-      marketRow(
-        {
-          id: `kalshi:${ticker}`,
-          venue: "kalshi",
-          venueMarketId: ticker,
-          eventId: "kalshi:KXBENCH-26DEC31",
-          title: `Bench market ${i}`,
-          question: `Will bench value ${i} be above its strike?`,
-          rules: null,
-          settlementSource: null,
-          outcomes: { yes: { label: "Yes", venueTokenId: "yes" }, no: { label: "No", venueTokenId: "no" } },
-          status: "open",
-          resolution: null,
-          openTime: now,
-          closeTime: null,
-          tickSize: 10_000,
-          minSize: 1_000_000,
-          volume: 1_000_000_000,
-          volume24h: 50_000_000,
-          liquidity: 10_000_000_000,
-          url: null,
-          lastPrice: 500_000,
-          bestBid: 490_000,
-          bestAsk: 510_000,
-          negRisk: false,
-          feeRateBps: null,
-          updatedAt: now,
-        },
-        now,
-      ),
-    );
-  }
+  const ids = Array.from({ length: MARKETS }, (_, i) => `kalshi:KXBENCH-26DEC31-T${1000 + i}`);
+  await seedBenchMarkets(runtime, ids);
   await services.prices.reload();
   // Quotes change while the load runs: books and trades through the same path feed events take.
   let tick = 0;

@@ -21,10 +21,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = fileURLToPath(import.meta.url);
@@ -101,74 +98,18 @@ function memoryNow(): number {
 // Server child: crossbook
 
 async function crossbookServer(): Promise<void> {
-  const { loadConfig } = await import("../src/config");
-  const { createRuntime } = await import("../src/runtime");
-  const { buildApp } = await import("../src/app");
-  const { marketRow } = await import("../src/catalog/service");
-  const { upsertMarket } = await import("../src/catalog/repo");
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-stream-"));
-  const config = loadConfig({
-    DATABASE_URL: `sqlite:${path.join(dir, "bench.db")}`,
-    CROSSBOOK_DATA_DIR: dir,
-    CROSSBOOK_VENUES: "none",
-    LOG_LEVEL: "warn",
-    PASSWORD_HASH_COST: "10",
+  // Imported here, not at the top: the client and baseline children need none of the app.
+  const { seedBenchMarkets, startBenchApp } = await import("./support/app");
+  const { runtime, app, services, secret } = await startBenchApp({
+    account: {
+      plan: "enterprise",
+      ws_connections: CLIENTS * 2,
+      markets_per_subscription: PER_CLIENT,
+    },
+    ...(FLUSH_MS !== undefined ? { build: { streamOptions: { flushIntervalMs: FLUSH_MS } } } : {}),
   });
-  const runtime = await createRuntime(config);
-  const { app, services } = await buildApp(runtime, {
-    ...(FLUSH_MS !== undefined ? { streamOptions: { flushIntervalMs: FLUSH_MS } } : {}),
-  });
-  const account = await services.accounts.create({
-    email: "bench@example.com",
-    password: "bench password 123",
-  });
-  await services.accounts.update(account.id, {
-    tier: "enterprise",
-    plan: "enterprise",
-    rate_limit_per_minute: 100_000_000,
-    ws_connections: CLIENTS * 2,
-    markets_per_subscription: PER_CLIENT,
-  });
-  const { secret } = await services.apiKeys.create(account.id, { name: "bench", type: "read_only" });
+  await seedBenchMarkets(runtime, marketIds);
   const now = new Date().toISOString();
-  await runtime.store.db.transaction().execute(async (trx) => {
-    for (const id of marketIds) {
-      const ticker = id.slice("kalshi:".length);
-      await upsertMarket(
-        trx,
-        marketRow(
-          {
-            id,
-            venue: "kalshi",
-            venueMarketId: ticker,
-            eventId: null,
-            title: ticker,
-            question: ticker,
-            rules: null,
-            settlementSource: null,
-            outcomes: { yes: { label: "Yes", venueTokenId: "yes" }, no: { label: "No", venueTokenId: "no" } },
-            status: "open",
-            resolution: null,
-            openTime: now,
-            closeTime: null,
-            tickSize: 10_000,
-            minSize: 1_000_000,
-            volume: 0,
-            volume24h: 0,
-            liquidity: 0,
-            url: null,
-            lastPrice: 500_000,
-            bestBid: 490_000,
-            bestAsk: 510_000,
-            negRisk: false,
-            feeRateBps: null,
-            updatedAt: now,
-          },
-          now,
-        ),
-      );
-    }
-  });
   await services.prices.reload();
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
