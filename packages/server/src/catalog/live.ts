@@ -2,8 +2,8 @@
  * Keeps the catalog's "as last seen" prices live: subscribes each venue's feed to its open markets
  * (the most traded first, up to a cap), folds book/quote/trade events into a QuoteBook (the
  * prices domain's quote math, so the catalog and the prices API agree), and writes the changed markets to the store in batches, never once per
- * message. Feed connection state goes to the venue's health. Market data consumers that need every
- * tick (the price stream, candles) get the raw FeedEvents through `onEvent`.
+ * message. Feed connection state goes to the venue's health. Market data consumers (the price
+ * stream, candles, alerts) get every quote change, with the feed event behind it, through `onQuote`.
  */
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
@@ -36,7 +36,6 @@ export class LiveMarkets {
   /** Markets asked for on demand (stream subscriptions, price requests), per venue. */
   readonly #wanted = new Map<VenueId, Set<string>>();
   readonly #connected = new Map<VenueId, boolean>();
-  readonly #listeners = new Set<(venue: VenueId, event: FeedEvent) => void>();
   readonly #quoteListeners = new Set<QuoteListener>();
   /** The latest full book the feed published per market (books are immutable once published). */
   readonly #books = new Map<string, OrderBook>();
@@ -50,11 +49,6 @@ export class LiveMarkets {
     private readonly log: CatalogLogger,
     private readonly options: LiveOptions,
   ) {}
-
-  onEvent(listener: (venue: VenueId, event: FeedEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  }
 
   /**
    * Every quote change as it happens (the price stream, candles and alerts hang off this). Listeners
@@ -173,13 +167,6 @@ export class LiveMarkets {
             this.log.warn({ venue: venueId, error: String(error) }, "quote listener failed");
           }
         }
-      }
-    }
-    for (const listener of this.#listeners) {
-      try {
-        listener(venueId, event);
-      } catch (error) {
-        this.log.warn({ venue: venueId, error: String(error) }, "live event listener failed");
       }
     }
   }
