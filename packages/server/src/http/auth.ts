@@ -62,11 +62,15 @@ export interface AuthDeps {
   accounts: AccountsService;
 }
 
-function bearer(request: FastifyRequest): string | undefined {
-  const header = request.headers.authorization;
+/** The token of an `Authorization: Bearer <token>` header (HTTP requests and stream upgrades). */
+export function bearerToken(header: string | undefined): string | undefined {
   if (typeof header !== "string") return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+}
+
+/** What a caller over its budget is told, on REST and on the stream alike. */
+export function rateLimitMessage(decision: LimitDecision): string {
+  return `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`;
 }
 
 /** The authenticated context of a request; throws 401 if there is none (route misconfigured). */
@@ -136,11 +140,11 @@ export const authPlugin = fp<AuthDeps>(
         "X-RateLimit-Reset": reset,
       });
       if (!decision.allowed) {
-        return new AppError(
-          "RATE_LIMITED",
-          `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`,
-          { limit: decision.limit, remaining: decision.remaining, reset_seconds: decision.resetSeconds },
-        ).withHeaders({ "Retry-After": reset });
+        return new AppError("RATE_LIMITED", rateLimitMessage(decision), {
+          limit: decision.limit,
+          remaining: decision.remaining,
+          reset_seconds: decision.resetSeconds,
+        }).withHeaders({ "Retry-After": reset });
       }
       const permission = config.permission ?? (config.auth === "session" ? "manage_keys" : "read");
       if (permission !== "any" && !auth.permissions.has(permission)) {
@@ -180,7 +184,7 @@ export const authPlugin = fp<AuthDeps>(
       const mode: AuthMode = config.auth ?? "key";
       if (mode === "none") return done();
 
-      const token = bearer(request);
+      const token = bearerToken(request.headers.authorization);
       if (!token) return done(new AppError("UNAUTHORIZED", "Missing Authorization: Bearer <API key> header"));
 
       if (token.startsWith(SESSION_TOKEN_PREFIX)) {

@@ -137,9 +137,9 @@ export class PricesService {
       watchTtlMs: options.watchTtlMs ?? 10 * 60_000,
     };
     // The in-process bus delivers synchronously without a promise per message: the feed rate path.
-    const memory = bus as { publishSync?: (channel: string, message: unknown) => void };
-    this.#publish = memory.publishSync
-      ? (update) => memory.publishSync!(QUOTE_CHANNEL, update)
+    const publishSync = bus.publishSync?.bind(bus);
+    this.#publish = publishSync
+      ? (update) => publishSync(QUOTE_CHANNEL, update)
       : (update) => {
           bus.publish(QUOTE_CHANNEL, update).catch((error) => {
             this.log.warn({ error: String(error) }, "could not publish a quote update");

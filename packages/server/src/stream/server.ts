@@ -10,6 +10,7 @@ import { WebSocketServer } from "ws";
 import { limitsFor } from "../accounts/limits";
 import type { ApiKeysService } from "../apikeys/service";
 import type { Config } from "../config";
+import { bearerToken, rateLimitMessage } from "../http/auth";
 import { ERROR_CATALOG, type ErrorCode } from "../http/errors";
 import type { Bus } from "../infra/bus/bus";
 import type { Clock } from "../infra/clock";
@@ -35,11 +36,6 @@ export interface StreamDeps {
 export interface StreamServer {
   hub: StreamHub;
   close(): Promise<void>;
-}
-
-function bearer(header: string | undefined): string | undefined {
-  if (typeof header !== "string") return undefined;
-  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
 }
 
 /** Refuses an upgrade with a plain HTTP answer carrying the usual error envelope. */
@@ -79,7 +75,7 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
       return {
         ok: false,
         code: "RATE_LIMITED",
-        message: `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`,
+        message: rateLimitMessage(decision),
         retryAfter: decision.resetSeconds,
       };
     }
@@ -136,7 +132,7 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
       refuse(socket, "NOT_FOUND", `No WebSocket endpoint at ${path}; the price stream is ${STREAM_PATH}`);
       return;
     }
-    const token = bearer(request.headers.authorization);
+    const token = bearerToken(request.headers.authorization);
     const upgrade = (principal: Parameters<StreamHub["attach"]>[2], slot: string | null) => {
       wss.handleUpgrade(request, socket, head, (ws) => hub.attach(ws, socket, principal, slot));
     };

@@ -8,6 +8,8 @@ export type BusHandler = (message: unknown) => void;
 export interface Bus {
   readonly kind: "memory" | "redis";
   publish(channel: string, message: unknown): Promise<void>;
+  /** Present when delivery needs no I/O (in-process): the hot path skips a promise per message. */
+  publishSync?(channel: string, message: unknown): void;
   /** Returns a function that removes the subscription. Resolves once the subscription is live. */
   subscribe(channel: string, handler: BusHandler): Promise<() => Promise<void>>;
   close(): Promise<void>;
