@@ -4,12 +4,12 @@
  * transactions that commit out of sequence order.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../../src/config";
 import { InvalidEventError, Outbox, START_CURSOR } from "../../src/events/outbox";
 import { EVENT_SCHEMAS, SUBSCRIBABLE_EVENT_TYPES } from "../../src/events/types";
 import { ManualClock } from "../../src/infra/clock";
-import { dropSchema, migrate, openStore, type Store } from "../../src/infra/db/store";
-import { POSTGRES_URL, STORE_BACKENDS, uniqueName } from "../support/backends";
+import type { Store } from "../../src/infra/db/store";
+import { STORE_BACKENDS } from "../support/backends";
+import { openTestStore, type TestStore } from "../support/store";
 
 const alert = (n: number) => ({
   alert_id: `alt_${n}`,
@@ -84,21 +84,15 @@ describe("event catalog", () => {
 
 describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
   let store: Store;
+  let opened: TestStore;
   let outbox: Outbox;
-  const schema = uniqueName("t");
   const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
   beforeAll(async () => {
-    store =
-      backend === "postgres"
-        ? await openStore({ kind: "postgres", url: POSTGRES_URL! }, { schema, poolSize: 6 })
-        : await openStore(testConfig().database);
-    await migrate(store);
+    opened = await openTestStore(backend, { poolSize: 6 });
+    store = opened.store;
     outbox = new Outbox(store.dialect, clock);
   });
-  afterAll(async () => {
-    await store.close();
-    if (backend === "postgres") await dropSchema(POSTGRES_URL!, schema);
-  });
+  afterAll(() => opened.close());
 
   let cursor = START_CURSOR;
 

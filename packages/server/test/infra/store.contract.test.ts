@@ -5,24 +5,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as accountsRepo from "../../src/accounts/repo";
 import * as keysRepo from "../../src/apikeys/repo";
-import { testConfig } from "../../src/config";
-import { dropSchema, migrate, openStore, type Store } from "../../src/infra/db/store";
-import { POSTGRES_URL, STORE_BACKENDS, uniqueName } from "../support/backends";
+import { migrate, type Store } from "../../src/infra/db/store";
+import { STORE_BACKENDS } from "../support/backends";
+import { openTestStore, type TestStore } from "../support/store";
 
 describe.each(STORE_BACKENDS)("store contract on %s", (backend) => {
   let store: Store;
-  const schema = uniqueName("t");
+  let opened: TestStore;
   beforeAll(async () => {
-    store =
-      backend === "postgres"
-        ? await openStore({ kind: "postgres", url: POSTGRES_URL! }, { schema })
-        : await openStore(testConfig().database);
-    await migrate(store);
+    opened = await openTestStore(backend);
+    store = opened.store;
   });
-  afterAll(async () => {
-    await store.close();
-    if (backend === "postgres") await dropSchema(POSTGRES_URL!, schema);
-  });
+  afterAll(() => opened.close());
 
   const account = (id: string, email: string) => ({
     id,

@@ -4,9 +4,8 @@
  * instances fed the same updates, on every store.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { testConfig } from "../../src/config";
 import { ManualClock } from "../../src/infra/clock";
-import { dropSchema, migrate, openStore, type Store } from "../../src/infra/db/store";
+import type { Store } from "../../src/infra/db/store";
 import {
   bucketStart,
   CandleBuilder,
@@ -17,7 +16,8 @@ import {
 import * as repo from "../../src/prices/candles-repo";
 import { QuoteBook } from "../../src/prices/quotes";
 import type { FeedEvent } from "../../src/venues/venue";
-import { POSTGRES_URL, STORE_BACKENDS, uniqueName } from "../support/backends";
+import { STORE_BACKENDS } from "../support/backends";
+import { openTestStore, type TestStore } from "../support/store";
 
 const SEC = 1_000;
 const MIN = 60 * SEC;
@@ -92,18 +92,12 @@ describe("mergeCandles", () => {
 
 describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
   let store: Store;
-  const schema = uniqueName("t");
+  let opened: TestStore;
   beforeAll(async () => {
-    store =
-      backend === "postgres"
-        ? await openStore({ kind: "postgres", url: POSTGRES_URL! }, { schema })
-        : await openStore(testConfig().database);
-    await migrate(store);
+    opened = await openTestStore(backend);
+    store = opened.store;
   });
-  afterAll(async () => {
-    await store.close();
-    if (backend === "postgres") await dropSchema(POSTGRES_URL!, schema);
-  });
+  afterAll(() => opened.close());
 
   let marketCounter = 0;
   let market: string;
