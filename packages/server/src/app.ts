@@ -93,7 +93,6 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     maxMarketsPerVenue: runtime.config.feedMaxMarketsPerVenue,
     flushIntervalMs: 2_000,
   });
-  catalog.onSynced((venue) => live.refresh(venue));
   const alerts = new AlertsService(
     runtime.store.db,
     outbox,
@@ -112,7 +111,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.bus,
     options.log ?? silentLog,
   );
+  // Market summaries first, then the feed: a feed's first quotes must find their market (its venue
+  // 24 h volume) or they go out on the bus with crossbook's own partial count.
   catalog.onSynced((venue) => prices.reload(venue));
+  catalog.onSynced((venue) => live.refresh(venue));
   const candles = new CandleBuilder(runtime.store.db, options.log ?? silentLog, { flushIntervalMs: 5_000 });
   live.onQuote((quote, cause) => candles.onQuote(quote, cause));
   const history = new PriceHistoryService(

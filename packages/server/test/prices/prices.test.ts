@@ -192,3 +192,26 @@ describe.each(STORE_BACKENDS)("GET /v1/prices on %s", (store) => {
     );
   });
 });
+
+describe("quote updates from a feed's first messages", () => {
+  it("carry the venue's 24-hour volume: market summaries load before the feed starts", async () => {
+    // A venue whose feed sends a book the moment it is subscribed, as real feeds do.
+    class EagerVenue extends TestVenue {
+      override async subscribe(...args: Parameters<TestVenue["subscribe"]>) {
+        const subscription = await super.subscribe(...args);
+        this.emit({ kind: "book", book: book("kalshi:EAGER", 450_000, 470_000) });
+        return subscription;
+      }
+    }
+    const venue = new EagerVenue("kalshi").set(testMarket("kalshi", "EAGER", { volume24h: 777_000_000 }));
+    const t = await createTestApp({ venues: new Map<VenueId, Venue>([["kalshi", venue]]) });
+    const published: QuoteUpdate[] = [];
+    await t.runtime.bus.subscribe(QUOTE_CHANNEL, (m) => published.push(m as QuoteUpdate));
+    await t.services.catalog.syncVenue("kalshi");
+    expect(published.find((u) => u.market_id === "kalshi:EAGER")).toMatchObject({
+      price: 0.46,
+      volume_24h: 777,
+    });
+    await t.close();
+  });
+});
