@@ -16,6 +16,8 @@ import { ApiKeysService } from "./apikeys/service";
 import { LiveMarkets } from "./catalog/live";
 import { catalogRoutes } from "./catalog/routes";
 import { type CatalogLogger, CatalogService } from "./catalog/service";
+import { credentialRoutes } from "./credentials/routes";
+import { CredentialsService } from "./credentials/service";
 import { Outbox } from "./events/outbox";
 import { authPlugin } from "./http/auth";
 import { lazyChildLoggerFactory } from "./http/lazy-logger";
@@ -24,12 +26,19 @@ import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
+import { orderRoutes } from "./orders/routes";
+import { OrdersService } from "./orders/service";
+import { portfolioRoutes } from "./portfolio/routes";
+import { PortfolioService } from "./portfolio/service";
 import { CandleBuilder } from "./prices/candles";
 import { PriceHistoryService } from "./prices/history";
 import { priceHistoryRoutes } from "./prices/history-routes";
 import { pricesRoutes } from "./prices/routes";
 import { PricesService } from "./prices/service";
 import type { Runtime } from "./runtime";
+import { SandboxExchange } from "./sandbox/exchange";
+import { sandboxRoutes } from "./sandbox/routes";
+import { SandboxAccounts } from "./sandbox/service";
 import type { HubOptions } from "./stream/hub";
 import { streamRoutes } from "./stream/routes";
 import { attachStream, type StreamServer } from "./stream/server";
@@ -43,10 +52,15 @@ export interface Services {
   catalog: CatalogService;
   live: LiveMarkets;
   alerts: AlertsService;
+  credentials: CredentialsService;
   prices: PricesService;
   candles: CandleBuilder;
   history: PriceHistoryService;
   venues: ReadonlyMap<VenueId, Venue>;
+  exchange: SandboxExchange;
+  sandbox: SandboxAccounts;
+  orders: OrdersService;
+  portfolio: PortfolioService;
 }
 
 export interface BuiltApp {
@@ -124,7 +138,52 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.clock,
     options.log ?? silentLog,
   );
-  return { accounts, apiKeys, outbox, catalog, live, alerts, prices, candles, history, venues };
+  const credentials = new CredentialsService(runtime.store.db, runtime.secretBox, runtime.clock);
+  const exchange = new SandboxExchange(
+    runtime.store.db,
+    outbox,
+    live,
+    runtime.clock,
+    options.log ?? silentLog,
+  );
+  const sandbox = new SandboxAccounts(runtime.store.db, outbox, exchange, runtime.clock);
+  const orders = new OrdersService({
+    db: runtime.store.db,
+    outbox,
+    clock: runtime.clock,
+    venues,
+    exchange,
+    sandbox,
+    book: (market) => prices.orderBook(market),
+  });
+  // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
+  live.onFeedEvent((event) => {
+    if (event.kind === "status" && event.status !== "open") {
+      // The catalog row is updated by the next sync; settle from the feed's word right away.
+      void orders.settleMarket(event.marketId).catch(() => {});
+    }
+  });
+  catalog.onSynced(() => orders.settleFromCatalog());
+  const portfolio = new PortfolioService(runtime.store.db, sandbox, (marketId) =>
+    prices.priceMicros(marketId),
+  );
+  return {
+    accounts,
+    apiKeys,
+    outbox,
+    catalog,
+    live,
+    alerts,
+    credentials,
+    prices,
+    candles,
+    history,
+    venues,
+    exchange,
+    sandbox,
+    orders,
+    portfolio,
+  };
 }
 
 export interface BuildOptions {
@@ -182,6 +241,12 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await services.apiKeys.start();
   // Alerts are loaded before the app serves, background work or not, so tests see them too.
   await services.alerts.start();
+  // Resting sandbox orders are back on their simulated books before the app serves.
+  await services.exchange.start();
+  const expirySweep = setInterval(() => {
+    services.orders.expireDue().catch((error) => app.log.warn({ err: error }, "could not expire orders"));
+  }, 1_000);
+  expirySweep.unref();
   const usageTimer = setInterval(() => {
     services.apiKeys
       .flushUsage()
@@ -198,6 +263,8 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   app.addHook("onClose", async () => {
     clearInterval(usageTimer);
     clearInterval(sessionSweep);
+    clearInterval(expirySweep);
+    services.exchange.stop();
     await services.catalog.stop();
     services.prices.stop();
     await services.live.stop();
@@ -283,6 +350,10 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     await stream.close();
   });
   await app.register(alertRoutes, { alerts: services.alerts });
+  await app.register(credentialRoutes, { credentials: services.credentials });
+  await app.register(orderRoutes, { orders: services.orders });
+  await app.register(portfolioRoutes, { portfolio: services.portfolio });
+  await app.register(sandboxRoutes, { sandbox: services.sandbox, portfolio: services.portfolio });
 
   app.get(
     "/v1/openapi.json",

@@ -37,6 +37,7 @@ export class LiveMarkets {
   readonly #wanted = new Map<VenueId, Set<string>>();
   readonly #connected = new Map<VenueId, boolean>();
   readonly #quoteListeners = new Set<QuoteListener>();
+  readonly #eventListeners = new Set<(event: FeedEvent, venue: VenueId) => void>();
   /** The latest full book the feed published per market (books are immutable once published). */
   readonly #books = new Map<string, OrderBook>();
   #timer: NodeJS.Timeout | undefined;
@@ -57,6 +58,16 @@ export class LiveMarkets {
   onQuote(listener: QuoteListener): () => void {
     this.#quoteListeners.add(listener);
     return () => this.#quoteListeners.delete(listener);
+  }
+
+  /**
+   * Every feed event (books, trades, status changes), whether or not it moved a quote: the sandbox
+   * fills resting orders from trades and settles positions from status changes. Same rules as
+   * `onQuote`: synchronous, O(1), never throws.
+   */
+  onFeedEvent(listener: (event: FeedEvent, venue: VenueId) => void): () => void {
+    this.#eventListeners.add(listener);
+    return () => this.#eventListeners.delete(listener);
   }
 
   /** The latest book a feed published for a market, if it is live. */
@@ -157,6 +168,13 @@ export class LiveMarkets {
       this.catalog.setFeedConnected(venueId, event.state !== "disconnected");
     } else {
       if (event.kind === "book") this.#books.set(event.book.marketId, event.book);
+      for (const listener of this.#eventListeners) {
+        try {
+          listener(event, venueId);
+        } catch (error) {
+          this.log.warn({ venue: venueId, error: String(error) }, "feed listener failed");
+        }
+      }
       const quote = this.quotes.apply(event, this.clock.now());
       if (quote) {
         this.#dirty.add(quote.marketId);

@@ -7,6 +7,11 @@ export const ERROR_CATALOG = {
   VALIDATION_ERROR: { status: 400, message: "The request is not valid", retryable: false },
   UNAUTHORIZED: { status: 401, message: "Missing, invalid or revoked credentials", retryable: false },
   FORBIDDEN: { status: 403, message: "This key is not allowed to do that", retryable: false },
+  SANDBOX_ONLY: {
+    status: 403,
+    message: "This endpoint takes sandbox keys (cb_test_…); live balances are never touched by it",
+    retryable: false,
+  },
   KEY_LIMIT_REACHED: {
     status: 403,
     message: "The account has reached its tier's number of API keys",
@@ -18,11 +23,19 @@ export const ERROR_CATALOG = {
   ORDER_NOT_FOUND: { status: 404, message: "Order not found", retryable: false },
   MARKET_NOT_FOUND: { status: 404, message: "Market not found", retryable: false },
   ALERT_NOT_FOUND: { status: 404, message: "Alert not found", retryable: false },
+  VENUE_CREDENTIAL_NOT_FOUND: { status: 404, message: "Venue credential not found", retryable: false },
+  POSITION_NOT_FOUND: { status: 404, message: "Position not found", retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed on this path", retryable: false },
   EMAIL_TAKEN: { status: 409, message: "An account with this email already exists", retryable: false },
   ORDER_NOT_CANCELLABLE: {
     status: 409,
     message: "Only open or pending orders can be cancelled",
+    retryable: false,
+  },
+  MARKET_CLOSED: { status: 409, message: "The market is not open for trading", retryable: false },
+  VENUE_NOT_LINKED: {
+    status: 409,
+    message: "Link a venue account (POST /v1/venue-credentials) before trading live on this venue",
     retryable: false,
   },
   PAYLOAD_TOO_LARGE: { status: 413, message: "The request body is too large", retryable: false },
@@ -36,6 +49,33 @@ export const ERROR_CATALOG = {
     message: "This Idempotency-Key was used with a different request",
     retryable: false,
   },
+  INVALID_PRICE: { status: 400, message: "The price must be strictly between 0 and 1", retryable: false },
+  PRICE_NOT_ON_TICK: {
+    status: 400,
+    message: "The price is not a multiple of the market's tick size",
+    retryable: false,
+  },
+  AMOUNT_BELOW_MINIMUM: {
+    status: 400,
+    message: "The amount is under the market's minimum order size",
+    retryable: false,
+  },
+  UNSUPPORTED_ORDER_TYPE: {
+    status: 400,
+    message: "The venue does not support this order type or time in force",
+    retryable: false,
+  },
+  INSUFFICIENT_BALANCE: {
+    status: 422,
+    message: "Not enough available balance for this order",
+    retryable: false,
+  },
+  INSUFFICIENT_POSITION: {
+    status: 422,
+    message: "Selling needs contracts held and not already promised to other sell orders",
+    retryable: false,
+  },
+  VENUE_REJECTED: { status: 422, message: "The venue rejected the order", retryable: false },
   UPGRADE_REQUIRED: {
     status: 426,
     message: "This endpoint is a WebSocket: connect with an Upgrade: websocket request",

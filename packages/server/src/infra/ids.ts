@@ -82,6 +82,7 @@ export type IdPrefix =
   | "evt"
   | "req"
   | "ord"
+  | "trf"
   | "fil"
   | "pos"
   | "wh"

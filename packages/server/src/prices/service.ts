@@ -211,6 +211,17 @@ export class PricesService {
 
   // --- quotes ----------------------------------------------------------------------------------
 
+  /** A market's current YES price in micro-units (the same `price` GET /v1/prices shows), or null. */
+  priceMicros(id: string): number | null {
+    const market = this.#markets.get(id);
+    const quote = this.live.quotes.get(id, this.clock.now());
+    if (quote) return quote.price ?? market?.lastPrice ?? null;
+    if (!market) return null;
+    if (market.bestBid !== null && market.bestAsk !== null)
+      return Math.round((market.bestBid + market.bestAsk) / 2);
+    return market.lastPrice;
+  }
+
   /** The current-price entry of a known market. */
   entry(market: MarketSummary): PriceEntry {
     const now = this.clock.now();
@@ -301,8 +312,7 @@ export class PricesService {
    * be reached.
    */
   async book(market: MarketSummary, depth: number): Promise<BookView | null> {
-    const live = this.live.isLive(market.id) ? this.live.book(market.id) : undefined;
-    const book = live ?? (await this.#restBook(market));
+    const book = await this.orderBook(market);
     if (!book) return null;
     return {
       bids: levels(book.yes.bids, depth),
@@ -311,7 +321,13 @@ export class PricesService {
     };
   }
 
-  async #restBook(market: MarketSummary): Promise<OrderBook | undefined> {
+  /** A market's full book (both outcomes, micro-units): the feed's when live, else the REST one. */
+  async orderBook(market: Pick<MarketSummary, "id" | "venue">): Promise<OrderBook | null> {
+    const live = this.live.isLive(market.id) ? this.live.book(market.id) : undefined;
+    return live ?? (await this.#restBook(market)) ?? null;
+  }
+
+  async #restBook(market: Pick<MarketSummary, "id" | "venue">): Promise<OrderBook | undefined> {
     const venue = this.venues.get(market.venue);
     if (!venue) return undefined;
     const now = this.clock.now();

@@ -61,7 +61,7 @@ export class TestVenue implements Venue {
         feed: true,
         trading: true,
         orderTypes: ["limit", "market"],
-        timeInForce: ["GTC", "IOC", "FOK"],
+        timeInForce: ["GTC", "GTD", "IOC", "FOK"],
         nativeNoBook: id === "polymarket",
       },
       rateLimits: { read: { requests: 100, windowMs: 1000 }, trade: { requests: 10, windowMs: 1000 } },
@@ -95,8 +95,13 @@ export class TestVenue implements Venue {
     if (!market) throw new VenueError(this.id, "not_found", `no market ${id}`, { status: 404 });
     return market;
   }
+  /** Books `getOrderBook` returns (the sandbox walks them); an empty book otherwise. */
+  books = new Map<string, OrderBook>();
+
   async getOrderBook(id: string): Promise<OrderBook> {
     this.#check(`getOrderBook ${id}`);
+    const book = this.books.get(id);
+    if (book) return book;
     return {
       marketId: id,
       yes: { bids: [], asks: [] },

@@ -151,6 +151,137 @@ export interface CandleBackfillsTable {
   fetched_at: string;
 }
 
+/** Orders (orders/). Prices and sizes in micro-units; `price` is the limit (or, for a market order, the worst price accepted). */
+export interface OrdersTable {
+  id: string;
+  account_id: string;
+  environment: string;
+  market_id: string;
+  venue: string;
+  side: string;
+  outcome: string;
+  type: string;
+  time_in_force: string;
+  price: number;
+  max_slippage_ppm: number | null;
+  amount: number;
+  filled_amount: number;
+  /** Σ fill price × size, micro-USD: the average fill price is filled_notional / filled_amount. */
+  filled_notional: number;
+  fees: number;
+  /** Collateral still locked for the unfilled rest (buy orders), micro-USD. */
+  locked: number;
+  /** Sandbox: real volume queued ahead at the order's price when it came to rest. */
+  queue_ahead: number;
+  status: string;
+  cancel_reason: string | null;
+  client_order_id: string | null;
+  venue_order_id: string | null;
+  position_id: string;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  cancelled_at: string | null;
+}
+
+export interface FillsTable {
+  id: string;
+  order_id: string;
+  account_id: string;
+  environment: string;
+  market_id: string;
+  outcome: string;
+  side: string;
+  price: number;
+  size: number;
+  fee: number;
+  /** taker (walked the book) or maker (a real trade reached a resting order). */
+  liquidity: string;
+  /** JSON: what caused the fill. */
+  cause: string;
+  cause_key: string;
+  created_at: string;
+}
+
+export interface PositionsTable {
+  id: string;
+  account_id: string;
+  environment: string;
+  market_id: string;
+  outcome: string;
+  size: number;
+  /** Contracts promised to open sell orders. */
+  reserved: number;
+  cost_basis: number;
+  realized_pnl: number;
+  fees: number;
+  /** open | closed | resolved */
+  status: string;
+  resolution: string | null;
+  payout: number | null;
+  redeemable: number;
+  opened_at: string;
+  updated_at: string;
+  closed_at: string | null;
+  resolved_at: string | null;
+}
+
+export interface BalancesTable {
+  account_id: string;
+  environment: string;
+  available: number;
+  locked: number;
+  deposits: number;
+  withdrawals: number;
+  fees: number;
+  realized_pnl: number;
+  updated_at: string;
+}
+
+export interface TransfersTable {
+  id: string;
+  account_id: string;
+  environment: string;
+  /** initial | deposit | withdrawal | reset */
+  kind: string;
+  amount: number;
+  balance_after: number;
+  created_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: string;
+  environment: string;
+  key: string;
+  request_hash: string;
+  status_code: number;
+  /** The JSON body first returned. */
+  response: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/**
+ * Linked venue accounts (credentials/), one per account and venue. Public fields are in clear;
+ * `sealed_secret` is the SecretBox-sealed JSON of the secret ones, bound to `id`.
+ */
+export interface VenueCredentialsTable {
+  id: string;
+  account_id: string;
+  venue: string;
+  label: string | null;
+  /** Polymarket: the signer address derived from the private key. */
+  address: string | null;
+  /** Kalshi: the API key id. */
+  key_id: string | null;
+  funder: string | null;
+  signature_type: number | null;
+  has_api_credentials: number;
+  sealed_secret: string;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -161,4 +292,11 @@ export interface Database {
   candles: CandlesTable;
   candle_backfills: CandleBackfillsTable;
   alerts: AlertsTable;
+  orders: OrdersTable;
+  fills: FillsTable;
+  positions: PositionsTable;
+  balances: BalancesTable;
+  transfers: TransfersTable;
+  idempotency_keys: IdempotencyKeysTable;
+  venue_credentials: VenueCredentialsTable;
 }

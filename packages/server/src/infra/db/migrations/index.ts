@@ -9,6 +9,8 @@ import { foundation } from "./001_foundation";
 import { catalog } from "./002_catalog";
 import { candles } from "./003_candles";
 import { alerts } from "./004_alerts";
+import { trading } from "./005_trading";
+import { venueCredentials } from "./006_venue_credentials";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -16,5 +18,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "002_catalog": catalog(dialect),
     "003_candles": candles(dialect),
     "004_alerts": alerts(dialect),
+    "005_trading": trading(dialect),
+    "006_venue_credentials": venueCredentials(dialect),
   };
 }

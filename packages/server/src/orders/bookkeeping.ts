@@ -1,0 +1,331 @@
+/**
+ * The three things that move money once an order exists: a fill, a cancel, and a market's
+ * resolution. Each runs inside the caller's transaction and records its events in the outbox in
+ * that same transaction, so the state and the event describing it commit together or not at all.
+ * Sandbox and live orders share this code; only what causes a fill differs.
+ *
+ * Every write is fenced: an order changes only if its status and filled amount are still what the
+ * caller read, so a fill racing a cancel (or two instances applying the same trade) cannot both win.
+ */
+import type { Outbox } from "../events/outbox";
+import type { DbOrTrx } from "../infra/db/store";
+import { newId } from "../infra/ids";
+import { buyLock, costOfSlice, type FeeModel, notional } from "../portfolio/ledger";
+import {
+  adjustBalance,
+  findPositionByKey,
+  insertPosition,
+  type PositionRow,
+  releaseReservation,
+  updatePosition,
+} from "../portfolio/repo";
+import { MICROS } from "../venues/decimal";
+import type { Resolution, VenueId } from "../venues/model";
+import * as events from "./events";
+import { insertFill, type OrderRow, type Owner, updateOrderIf } from "./repo";
+
+/** Why a fill happened, stored with it so every fill can be explained. Prices and sizes as numbers. */
+export type FillCause =
+  | {
+      kind: "book_level";
+      /** The real venue book level the order took liquidity from. */
+      price: number;
+      size_shown: number;
+      book_timestamp: string;
+      book_sequence: number | null;
+    }
+  | {
+      kind: "trade";
+      /** The real venue trade that reached the resting order. */
+      venue_trade_id: string | null;
+      outcome: string;
+      price: number;
+      size: number;
+      taker_side: string | null;
+      timestamp: string;
+      queue_ahead_before: number;
+    }
+  | { kind: "venue_fill"; venue_fill_id: string };
+
+export interface FillInput {
+  price: number;
+  size: number;
+  fee: number;
+  liquidity: "taker" | "maker";
+  cause: FillCause;
+  /** Unique per order: the same cause is never applied twice. */
+  causeKey: string;
+}
+
+export interface Bookkeeping {
+  outbox: Outbox;
+  nowIso: string;
+  /** Title used in position events (the market's event title, else its own). */
+  title: string;
+}
+
+const ownerOf = (order: { account_id: string; environment: string }): Owner => ({
+  accountId: order.account_id,
+  environment: order.environment as Owner["environment"],
+});
+
+export function feeModelOf(order: { venue: string }, feeRateBps: number | null): FeeModel {
+  return { venue: order.venue as VenueId, feeRateBps };
+}
+
+/**
+ * Applies one fill to an order, its position and its owner's balance. Returns the updated order, or
+ * null when the fill was already applied or the order changed underneath (the caller re-reads).
+ */
+export async function applyFill(
+  trx: DbOrTrx,
+  ctx: Bookkeeping,
+  order: OrderRow,
+  fill: FillInput,
+  fees: FeeModel,
+): Promise<OrderRow | null> {
+  const size = Math.min(fill.size, order.amount - order.filled_amount);
+  if (size <= 0 || order.status === "cancelled" || order.status === "filled") return null;
+  const inserted = await insertFill(trx, {
+    id: newId("fil"),
+    order_id: order.id,
+    account_id: order.account_id,
+    environment: order.environment,
+    market_id: order.market_id,
+    outcome: order.outcome,
+    side: order.side,
+    price: fill.price,
+    size,
+    fee: fill.fee,
+    liquidity: fill.liquidity,
+    cause: JSON.stringify(fill.cause),
+    cause_key: fill.causeKey,
+    created_at: ctx.nowIso,
+  });
+  if (!inserted) return null;
+
+  const owner = ownerOf(order);
+  const filled = order.filled_amount + size;
+  const value = notional(fill.price, size);
+  let position = await findPositionByKey(trx, owner, order.market_id, order.outcome);
+  const wasEmpty = !position || position.size === 0;
+  let lockedAfter = order.locked;
+  let closed = false;
+
+  if (order.side === "buy") {
+    // Release what the filled part held back; pay the cost and the fee from it.
+    lockedAfter = buyLock(fees, order.price, order.amount - filled);
+    const release = order.locked - lockedAfter;
+    await adjustBalance(
+      trx,
+      owner,
+      { available: release - value - fill.fee, locked: -release, fees: fill.fee },
+      ctx.nowIso,
+    );
+    if (!position) {
+      position = {
+        id: order.position_id,
+        account_id: order.account_id,
+        environment: order.environment,
+        market_id: order.market_id,
+        outcome: order.outcome,
+        size,
+        reserved: 0,
+        cost_basis: value,
+        realized_pnl: 0,
+        fees: fill.fee,
+        status: "open",
+        resolution: null,
+        payout: null,
+        redeemable: 0,
+        opened_at: ctx.nowIso,
+        updated_at: ctx.nowIso,
+        closed_at: null,
+        resolved_at: null,
+      };
+      await insertPosition(trx, position);
+    } else {
+      position = {
+        ...position,
+        size: position.size + size,
+        cost_basis: position.cost_basis + value,
+        fees: position.fees + fill.fee,
+        status: "open",
+        closed_at: null,
+        ...(wasEmpty ? { opened_at: ctx.nowIso } : {}),
+        updated_at: ctx.nowIso,
+      };
+      await updatePosition(trx, position.id, position);
+    }
+  } else {
+    // A sell always has its contracts reserved (orders/service checks), so the position exists.
+    if (!position) throw new Error(`sell order ${order.id} has no position`);
+    const removed = costOfSlice(position.cost_basis, position.size, size);
+    const realized = value - removed;
+    await adjustBalance(
+      trx,
+      owner,
+      { available: value - fill.fee, fees: fill.fee, realizedPnl: realized },
+      ctx.nowIso,
+    );
+    const remaining = position.size - size;
+    closed = remaining === 0;
+    position = {
+      ...position,
+      size: remaining,
+      reserved: Math.max(0, position.reserved - size),
+      cost_basis: position.cost_basis - removed,
+      realized_pnl: position.realized_pnl + realized,
+      fees: position.fees + fill.fee,
+      status: closed ? "closed" : "open",
+      closed_at: closed ? ctx.nowIso : null,
+      updated_at: ctx.nowIso,
+    };
+    await updatePosition(trx, position.id, position);
+  }
+
+  const updated: OrderRow = {
+    ...order,
+    filled_amount: filled,
+    filled_notional: order.filled_notional + value,
+    fees: order.fees + fill.fee,
+    locked: lockedAfter,
+    status: filled >= order.amount ? "filled" : order.status === "pending" ? "open" : order.status,
+    position_id: position.id,
+    updated_at: ctx.nowIso,
+  };
+  if (!(await updateOrderIf(trx, order, updated))) throw new FenceError(order.id);
+
+  const accountId = order.account_id;
+  const environment = order.environment as Owner["environment"];
+  if (order.side === "buy" && wasEmpty) {
+    await ctx.outbox.record(trx, {
+      type: "position.opened",
+      data: events.positionOpened(position, ctx.title),
+      accountId,
+      environment,
+    });
+  }
+  if (updated.status === "filled") {
+    await ctx.outbox.record(trx, {
+      type: "order.filled",
+      data: events.orderFilled(updated),
+      accountId,
+      environment,
+    });
+  } else {
+    await ctx.outbox.record(trx, {
+      type: "order.partially_filled",
+      data: events.orderPartiallyFilled(updated, { size, price: fill.price }),
+      accountId,
+      environment,
+    });
+  }
+  if (closed) {
+    await ctx.outbox.record(trx, {
+      type: "position.closed",
+      data: events.positionClosed(position, ctx.title),
+      accountId,
+      environment,
+    });
+  }
+  return updated;
+}
+
+/** Thrown inside a transaction when an order changed underneath; the transaction rolls back. */
+export class FenceError extends Error {
+  constructor(orderId: string) {
+    super(`order ${orderId} changed while it was being updated`);
+    this.name = "FenceError";
+  }
+}
+
+/**
+ * Cancels an open or pending order: what it held back (cash for a buy, contracts for a sell) is
+ * released. Returns the cancelled order, or null when it was no longer cancellable.
+ */
+export async function cancelOrderRow(
+  trx: DbOrTrx,
+  ctx: Omit<Bookkeeping, "title">,
+  order: OrderRow,
+  reason: string,
+): Promise<OrderRow | null> {
+  if (order.status !== "open" && order.status !== "pending") return null;
+  const updated: OrderRow = {
+    ...order,
+    status: "cancelled",
+    cancel_reason: reason,
+    locked: 0,
+    cancelled_at: ctx.nowIso,
+    updated_at: ctx.nowIso,
+  };
+  if (!(await updateOrderIf(trx, order, updated))) return null;
+  const owner = ownerOf(order);
+  if (order.side === "buy" && order.locked > 0) {
+    await adjustBalance(trx, owner, { available: order.locked, locked: -order.locked }, ctx.nowIso);
+  }
+  if (order.side === "sell") {
+    const rest = order.amount - order.filled_amount;
+    if (rest > 0) await releaseReservation(trx, order.position_id, rest, ctx.nowIso);
+  }
+  await ctx.outbox.record(trx, {
+    type: "order.cancelled",
+    data: events.orderCancelled(updated, reason),
+    accountId: order.account_id,
+    environment: owner.environment,
+  });
+  return updated;
+}
+
+/**
+ * Settles a position at its market's resolution: a winning contract pays 1, a losing one 0, a void
+ * market refunds the cost basis. The payout is credited at once, so the position is redeemable
+ * (in the sandbox) and its PnL realized.
+ */
+export async function settlePosition(
+  trx: DbOrTrx,
+  ctx: Bookkeeping,
+  position: PositionRow,
+  resolution: Resolution,
+): Promise<PositionRow> {
+  const won = resolution !== "void" && resolution === position.outcome;
+  // A contract pays $1: `size` micro-contracts pay `size` micro-dollars.
+  const payoutMicros = resolution === "void" ? position.cost_basis : won ? position.size : 0;
+  const realized = payoutMicros - position.cost_basis;
+  const owner = ownerOf(position);
+  await adjustBalance(trx, owner, { available: payoutMicros, realizedPnl: realized }, ctx.nowIso);
+  const settled: PositionRow = {
+    ...position,
+    size: 0,
+    reserved: 0,
+    cost_basis: 0,
+    realized_pnl: position.realized_pnl + realized,
+    status: "resolved",
+    resolution,
+    payout: payoutMicros,
+    redeemable: payoutMicros > 0 ? 1 : 0,
+    resolved_at: ctx.nowIso,
+    closed_at: ctx.nowIso,
+    updated_at: ctx.nowIso,
+  };
+  await updatePosition(trx, position.id, settled);
+  await ctx.outbox.record(trx, {
+    type: "position.resolved",
+    data: {
+      position_id: position.id,
+      market_id: position.market_id,
+      event_title: ctx.title,
+      outcome: position.outcome,
+      resolution,
+      won,
+      size: position.size / MICROS,
+      cost_basis: position.cost_basis / MICROS,
+      payout: payoutMicros / MICROS,
+      realized_pnl: realized / MICROS,
+      redeemable: payoutMicros > 0,
+    },
+    accountId: position.account_id,
+    environment: owner.environment,
+  });
+  return settled;
+}

@@ -1,0 +1,68 @@
+/** What trading needs to know about a market, read from the catalog. */
+import type { DbOrTrx } from "../infra/db/store";
+import type { MarketStatus, Resolution, VenueId } from "../venues/model";
+
+export interface TradableMarket {
+  id: string;
+  venue: VenueId;
+  /** The event's title when the market belongs to one, else the market's (position events carry it). */
+  title: string;
+  status: MarketStatus;
+  resolution: Resolution | null;
+  tickSize: number;
+  minSize: number;
+  feeRateBps: number | null;
+}
+
+export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableMarket | undefined> {
+  const row = await db
+    .selectFrom("markets")
+    .leftJoin("venue_events", "venue_events.id", "markets.event_id")
+    .select([
+      "markets.id",
+      "markets.venue",
+      "markets.title",
+      "markets.status",
+      "markets.resolution",
+      "markets.tick_size",
+      "markets.min_size",
+      "markets.fee_rate_bps",
+      "venue_events.title as event_title",
+    ])
+    .where("markets.id", "=", id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    venue: row.venue as VenueId,
+    title: row.event_title ?? row.title,
+    status: row.status as MarketStatus,
+    resolution: row.resolution as Resolution | null,
+    tickSize: Number(row.tick_size),
+    minSize: Number(row.min_size),
+    feeRateBps: row.fee_rate_bps === null ? null : Number(row.fee_rate_bps),
+  };
+}
+
+/** Markets the catalog says are closed or resolved while someone still has orders or positions on them. */
+export async function settledMarketsWithExposure(
+  db: DbOrTrx,
+): Promise<Array<{ id: string; status: MarketStatus; resolution: Resolution | null }>> {
+  const withOrders = db.selectFrom("orders").select("market_id").where("status", "in", ["open", "pending"]);
+  const withPositions = db
+    .selectFrom("positions")
+    .select("market_id")
+    .where("status", "in", ["open", "closed"])
+    .where("size", ">", 0);
+  const rows = await db
+    .selectFrom("markets")
+    .select(["id", "status", "resolution"])
+    .where("status", "in", ["closed", "resolved"])
+    .where((eb) => eb.or([eb("id", "in", withOrders), eb("id", "in", withPositions)]))
+    .execute();
+  return rows.map((r) => ({
+    id: r.id,
+    status: r.status as MarketStatus,
+    resolution: r.resolution as Resolution | null,
+  }));
+}

@@ -1,0 +1,168 @@
+/** Order rows: the only SQL over `orders` and `fills`. */
+import type { Selectable } from "kysely";
+import type { FillsTable, OrdersTable } from "../infra/db/schema";
+import type { DbOrTrx } from "../infra/db/store";
+
+export type OrderRow = Selectable<OrdersTable>;
+export type FillRow = Selectable<FillsTable>;
+
+export const ORDER_STATUSES = ["open", "pending", "filled", "cancelled"] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export const CANCELLABLE: ReadonlySet<string> = new Set(["open", "pending"]);
+
+export interface Owner {
+  accountId: string;
+  environment: "live" | "sandbox";
+}
+
+export interface OrderFilter {
+  status?: OrderStatus | "all";
+  marketId?: string;
+  side?: "buy" | "sell";
+}
+
+export async function insertOrder(db: DbOrTrx, row: OrderRow): Promise<void> {
+  await db.insertInto("orders").values(row).execute();
+}
+
+export async function findOrder(db: DbOrTrx, owner: Owner, id: string): Promise<OrderRow | undefined> {
+  return db
+    .selectFrom("orders")
+    .selectAll()
+    .where("id", "=", id)
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .executeTakeFirst();
+}
+
+export async function orderById(db: DbOrTrx, id: string): Promise<OrderRow | undefined> {
+  return db.selectFrom("orders").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function listOrders(
+  db: DbOrTrx,
+  owner: Owner,
+  filter: OrderFilter,
+  page: { limit: number; offset: number },
+): Promise<{ rows: OrderRow[]; total: number }> {
+  let query = db
+    .selectFrom("orders")
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment);
+  if (filter.status && filter.status !== "all") query = query.where("status", "=", filter.status);
+  if (filter.marketId) query = query.where("market_id", "=", filter.marketId);
+  if (filter.side) query = query.where("side", "=", filter.side);
+  const [rows, count] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy("created_at", "desc")
+      .orderBy("id", "desc")
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Open or pending orders of an owner (bulk cancel), oldest first. */
+export async function cancellableOrders(
+  db: DbOrTrx,
+  owner: Owner,
+  filter: { marketId?: string; side?: "buy" | "sell" },
+): Promise<OrderRow[]> {
+  let query = db
+    .selectFrom("orders")
+    .selectAll()
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .where("status", "in", ["open", "pending"]);
+  if (filter.marketId) query = query.where("market_id", "=", filter.marketId);
+  if (filter.side) query = query.where("side", "=", filter.side);
+  return query.orderBy("created_at").orderBy("id").execute();
+}
+
+/**
+ * Writes an order's new state only if nobody changed it since `expected` was read (same status and
+ * filled amount): the fence that keeps a fill and a cancel, or two instances, from both applying.
+ */
+export async function updateOrderIf(
+  db: DbOrTrx,
+  expected: OrderRow,
+  changes: Partial<OrderRow>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("orders")
+    .set(changes)
+    .where("id", "=", expected.id)
+    .where("status", "=", expected.status)
+    .where("filled_amount", "=", expected.filled_amount)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Inserts a fill unless this cause was already applied to this order; true when inserted. */
+export async function insertFill(db: DbOrTrx, row: FillRow): Promise<boolean> {
+  const result = await db
+    .insertInto("fills")
+    .values(row)
+    .onConflict((oc) => oc.columns(["order_id", "cause_key"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export async function fillsOf(db: DbOrTrx, orderId: string): Promise<FillRow[]> {
+  return db
+    .selectFrom("fills")
+    .selectAll()
+    .where("order_id", "=", orderId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+/** Every open sandbox order, oldest first (the exchange rebuilds its books from them at start). */
+export async function restingSandboxOrders(db: DbOrTrx): Promise<OrderRow[]> {
+  return db
+    .selectFrom("orders")
+    .selectAll()
+    .where("status", "=", "open")
+    .where("environment", "=", "sandbox")
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+/** Open orders on a market of any account and environment (market closed or resolved). */
+export async function openOrdersOnMarket(
+  db: DbOrTrx,
+  marketId: string,
+  environment: string,
+): Promise<OrderRow[]> {
+  return db
+    .selectFrom("orders")
+    .selectAll()
+    .where("market_id", "=", marketId)
+    .where("environment", "=", environment)
+    .where("status", "in", ["open", "pending"])
+    .orderBy("created_at")
+    .execute();
+}
+
+/** GTD orders whose time is up. */
+export async function expiredOrders(db: DbOrTrx, environment: string, nowIso: string): Promise<OrderRow[]> {
+  return db
+    .selectFrom("orders")
+    .selectAll()
+    .where("status", "in", ["open", "pending"])
+    .where("environment", "=", environment)
+    .where("expires_at", "is not", null)
+    .where("expires_at", "<=", nowIso)
+    .limit(500)
+    .execute();
+}
+
+/** An owner's open or pending orders. */
+export async function openOrdersOfOwner(db: DbOrTrx, owner: Owner): Promise<OrderRow[]> {
+  return cancellableOrders(db, owner, {});
+}

@@ -1,0 +1,190 @@
+/** Orders over HTTP: place, list, read, explain (fills), cancel one, cancel many. */
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
+import { requireAuth } from "../http/auth";
+import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
+import { AppError } from "../http/errors";
+import { microsToNumber } from "../venues/decimal";
+import { averageFillPrice } from "./events";
+import type { FillRow, OrderRow, Owner } from "./repo";
+import {
+  BulkCancelQuery,
+  BulkCancelSchema,
+  CancelledOrderSchema,
+  FillSchema,
+  IdempotencyHeaders,
+  OrderListItem,
+  OrderListQuery,
+  OrderParams,
+  OrderSchema,
+  PlaceOrderBody,
+} from "./schemas";
+import type { OrdersService } from "./service";
+
+const n = microsToNumber;
+
+/** Orders belong to the account and the environment of the key (live or sandbox). */
+export function keyOwner(request: FastifyRequest): Owner {
+  const auth = requireAuth(request);
+  if (auth.kind !== "key") throw new AppError("UNAUTHORIZED", "Trading uses an API key");
+  return { accountId: auth.account.id, environment: auth.key.environment };
+}
+
+export function orderView(order: OrderRow) {
+  return {
+    id: order.id,
+    market_id: order.market_id,
+    platform: order.venue,
+    side: order.side as "buy" | "sell",
+    outcome: order.outcome as "yes" | "no",
+    type: order.type as "limit" | "market",
+    time_in_force: order.time_in_force as "GTC",
+    status: order.status as "open",
+    amount: n(order.amount),
+    price: n(order.price),
+    filled_amount: n(order.filled_amount),
+    average_fill_price: averageFillPrice(order),
+    fees: n(order.fees),
+    position_id: order.position_id,
+    cancel_reason: order.cancel_reason,
+    client_order_id: order.client_order_id,
+    expires_at: order.expires_at,
+    environment: order.environment as Owner["environment"],
+    created_at: order.created_at,
+    updated_at: order.updated_at,
+  };
+}
+
+function cancelledView(order: OrderRow) {
+  return {
+    id: order.id,
+    market_id: order.market_id,
+    status: "cancelled" as const,
+    amount: n(order.amount),
+    filled_amount: n(order.filled_amount),
+    cancelled_at: order.cancelled_at ?? order.updated_at,
+  };
+}
+
+function fillView(fill: FillRow) {
+  return {
+    id: fill.id,
+    order_id: fill.order_id,
+    price: n(fill.price),
+    size: n(fill.size),
+    fee: n(fill.fee),
+    liquidity: fill.liquidity as "taker" | "maker",
+    cause: JSON.parse(fill.cause) as Record<string, unknown>,
+    created_at: fill.created_at,
+  };
+}
+
+export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> = async (app, { orders }) => {
+  app.post(
+    "/v1/orders",
+    {
+      config: { auth: "key", permission: "trade" },
+      schema: {
+        tags: ["orders"],
+        summary: "Place an order (sandbox keys: the sandbox exchange; live keys: the venue)",
+        headers: IdempotencyHeaders,
+        body: PlaceOrderBody,
+        response: { 201: Envelope(OrderSchema) },
+      },
+    },
+    async (request, reply) => {
+      const result = await orders.place(keyOwner(request), request.body, request.headers["idempotency-key"]);
+      if (result.replayed) reply.header("idempotent-replayed", "true");
+      return reply.code(201).send(ok(orderView(result.order)));
+    },
+  );
+
+  app.get(
+    "/v1/orders",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["orders"],
+        summary: "The caller's orders, newest first (default status=open)",
+        querystring: OrderListQuery,
+        response: { 200: PagedEnvelope(OrderListItem, PageMeta) },
+      },
+    },
+    async (request) => {
+      const { status = "open", market_id, side, limit = 50, offset = 0 } = request.query;
+      const { rows, total } = await orders.list(
+        keyOwner(request),
+        { status, ...(market_id ? { marketId: market_id } : {}), ...(side ? { side } : {}) },
+        { limit, offset },
+      );
+      return { success: true as const, data: rows.map(orderView), meta: pageMeta(offset, limit, total) };
+    },
+  );
+
+  app.get(
+    "/v1/orders/:id",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["orders"],
+        summary: "One order in full",
+        params: OrderParams,
+        response: { 200: Envelope(OrderSchema) },
+      },
+    },
+    async (request) => ok(orderView(await orders.get(keyOwner(request), request.params.id))),
+  );
+
+  app.get(
+    "/v1/orders/:id/fills",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["orders"],
+        summary: "An order's fills, oldest first, each with the real book level or trade that caused it",
+        params: OrderParams,
+        response: { 200: Envelope(Type.Array(FillSchema)) },
+      },
+    },
+    async (request) => ok((await orders.fills(keyOwner(request), request.params.id)).map(fillView)),
+  );
+
+  app.delete(
+    "/v1/orders/:id",
+    {
+      config: { auth: "key", permission: "manage_orders" },
+      schema: {
+        tags: ["orders"],
+        summary: "Cancel an open or pending order (409 ORDER_NOT_CANCELLABLE when filled or cancelled)",
+        params: OrderParams,
+        response: { 200: Envelope(CancelledOrderSchema) },
+      },
+    },
+    async (request) => ok(cancelledView(await orders.cancel(keyOwner(request), request.params.id))),
+  );
+
+  app.delete(
+    "/v1/orders",
+    {
+      config: { auth: "key", permission: "manage_orders" },
+      schema: {
+        tags: ["orders"],
+        summary: "Cancel all the caller's open and pending orders, optionally of one market or side",
+        querystring: BulkCancelQuery,
+        response: { 200: Envelope(BulkCancelSchema) },
+      },
+    },
+    async (request) => {
+      const { market_id, side } = request.query;
+      const cancelled = await orders.cancelAll(keyOwner(request), {
+        ...(market_id ? { marketId: market_id } : {}),
+        ...(side ? { side } : {}),
+      });
+      return ok({
+        cancelled_count: cancelled.length,
+        cancelled_orders: cancelled.map((o) => ({ id: o.id, market_id: o.market_id })),
+      });
+    },
+  );
+};

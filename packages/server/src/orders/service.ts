@@ -1,0 +1,563 @@
+/**
+ * Orders: place (validated, idempotent), read, cancel one or many. Where an order goes is decided
+ * by the API key's environment and nothing else: a sandbox key's orders run in the sandbox exchange
+ * against real venue data; a live key's orders go to the venue through the adapter with the
+ * account's linked credentials (orders/live.ts). No request field can switch one into the other.
+ */
+import { createHash } from "node:crypto";
+import type { Outbox } from "../events/outbox";
+import { AppError, validationError } from "../http/errors";
+import { type Clock, isoNow } from "../infra/clock";
+import type { Db, DbOrTrx } from "../infra/db/store";
+import { newId } from "../infra/ids";
+import { buyLock } from "../portfolio/ledger";
+import { adjustBalance, findPositionByKey, reservePosition } from "../portfolio/repo";
+import type { SandboxExchange } from "../sandbox/exchange";
+import type { SandboxAccounts } from "../sandbox/service";
+import { MICROS, parseMicros } from "../venues/decimal";
+import type { OrderBook, VenueId } from "../venues/model";
+import type { Venue } from "../venues/venue";
+import { applyFill, cancelOrderRow, FenceError, feeModelOf, settlePosition } from "./bookkeeping";
+import { orderCreated } from "./events";
+import { settledMarketsWithExposure, type TradableMarket, tradableMarket } from "./markets";
+import type { OrderRow, Owner } from "./repo";
+import * as repo from "./repo";
+
+/** The placement body as the API accepts it (numbers as JSON numbers). */
+export interface PlaceOrderInput {
+  market_id: string;
+  side: "buy" | "sell";
+  outcome?: "yes" | "no";
+  type?: "limit" | "market";
+  price?: number;
+  amount: number;
+  max_slippage?: number;
+  time_in_force?: "GTC" | "GTD" | "IOC" | "FOK";
+  expires_at?: string;
+  client_order_id?: string;
+}
+
+/** What a placement returned, kept 24 h under its idempotency key and replayed byte for byte. */
+export interface PlacementResult {
+  statusCode: number;
+  order: OrderRow;
+  replayed: boolean;
+}
+
+/** The part of live routing the orders service calls (orders/live.ts). */
+export interface LiveRouter {
+  place(
+    owner: Owner,
+    order: OrderRow,
+    market: TradableMarket,
+    within: (trx: DbOrTrx, order: OrderRow) => Promise<void>,
+  ): Promise<OrderRow>;
+  cancel(owner: Owner, order: OrderRow): Promise<OrderRow>;
+}
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Market orders without `max_slippage` accept at most this far from the best price. */
+export const DEFAULT_MAX_SLIPPAGE = 0.05;
+const MAX_AMOUNT = 1_000_000 * MICROS;
+/** Order sizes are whole hundredths of a contract, as both venues take them. */
+const AMOUNT_STEP = MICROS / 100;
+
+export interface OrdersDeps {
+  db: Db;
+  outbox: Outbox;
+  clock: Clock;
+  venues: ReadonlyMap<VenueId, Venue>;
+  exchange: SandboxExchange;
+  sandbox: SandboxAccounts;
+  /** Fetches a market's current book (the prices service: live feed, else REST). */
+  book: (market: TradableMarket) => Promise<OrderBook | null>;
+  live?: LiveRouter;
+}
+
+class IdempotencyRace extends Error {}
+
+export class OrdersService {
+  constructor(private readonly deps: OrdersDeps) {}
+
+  setLiveRouter(live: LiveRouter): void {
+    this.deps.live = live;
+  }
+
+  // --- placing -----------------------------------------------------------------------------------
+
+  async place(owner: Owner, input: PlaceOrderInput, idempotencyKey?: string): Promise<PlacementResult> {
+    const key =
+      idempotencyKey ?? (input.client_order_id ? `client_order_id:${input.client_order_id}` : undefined);
+    const hash = key ? requestHash(input) : "";
+    if (key) {
+      const replay = await this.#replay(owner, key, hash);
+      if (replay) return replay;
+    }
+    const { market, order } = await this.#validate(owner, input);
+    try {
+      const placed =
+        owner.environment === "sandbox"
+          ? await this.#placeSandbox(owner, order, market, input, key, hash)
+          : await this.#placeLive(owner, order, market, key, hash);
+      return { statusCode: 201, order: placed, replayed: false };
+    } catch (error) {
+      if (error instanceof IdempotencyRace && key) {
+        const replay = await this.#replay(owner, key, hash);
+        if (replay) return replay;
+      }
+      throw error;
+    }
+  }
+
+  async #replay(owner: Owner, key: string, hash: string): Promise<PlacementResult | undefined> {
+    const row = await this.deps.db
+      .selectFrom("idempotency_keys")
+      .selectAll()
+      .where("account_id", "=", owner.accountId)
+      .where("environment", "=", owner.environment)
+      .where("key", "=", key)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (row.expires_at <= isoNow(this.deps.clock)) {
+      await this.deps.db
+        .deleteFrom("idempotency_keys")
+        .where("account_id", "=", owner.accountId)
+        .where("environment", "=", owner.environment)
+        .where("key", "=", key)
+        .execute();
+      return undefined;
+    }
+    if (row.request_hash !== hash) {
+      throw new AppError(
+        "IDEMPOTENCY_KEY_REUSED",
+        key.startsWith("client_order_id:")
+          ? "This client_order_id was used for a different order in the last 24 hours"
+          : undefined,
+        { idempotency_key: key.startsWith("client_order_id:") ? undefined : key },
+      );
+    }
+    // The order as the first response showed it, not as it is now: a retry sees what the first
+    // attempt would have seen.
+    return { statusCode: row.status_code, order: JSON.parse(row.response) as OrderRow, replayed: true };
+  }
+
+  /** Claims the key inside the placement's transaction; a concurrent twin makes this throw. */
+  async #claimKey(trx: DbOrTrx, owner: Owner, key: string | undefined, hash: string) {
+    if (!key) return;
+    const now = this.deps.clock.now();
+    const result = await trx
+      .insertInto("idempotency_keys")
+      .values({
+        account_id: owner.accountId,
+        environment: owner.environment,
+        key,
+        request_hash: hash,
+        status_code: 201,
+        response: "",
+        created_at: new Date(now).toISOString(),
+        expires_at: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
+      })
+      .onConflict((oc) => oc.columns(["account_id", "environment", "key"]).doNothing())
+      .executeTakeFirst();
+    if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) throw new IdempotencyRace();
+  }
+
+  /** Stores the response a claimed key replays, in the placement's transaction. */
+  async #keepResponse(trx: DbOrTrx, owner: Owner, key: string | undefined, order: OrderRow) {
+    if (!key) return;
+    await trx
+      .updateTable("idempotency_keys")
+      .set({ response: JSON.stringify(order) })
+      .where("account_id", "=", owner.accountId)
+      .where("environment", "=", owner.environment)
+      .where("key", "=", key)
+      .execute();
+  }
+
+  async #validate(
+    owner: Owner,
+    input: PlaceOrderInput,
+  ): Promise<{ market: TradableMarket; order: OrderRow }> {
+    const type = input.type ?? "limit";
+    const outcome = input.outcome ?? "yes";
+    const timeInForce = input.time_in_force ?? (type === "market" ? "IOC" : "GTC");
+    const fields: Record<string, string> = {};
+    if (type === "limit" && input.price === undefined) fields["body.price"] = "is required for a limit order";
+    if (type === "market" && (timeInForce === "GTC" || timeInForce === "GTD"))
+      fields["body.time_in_force"] = "a market order is IOC or FOK";
+    if (type === "limit" && input.max_slippage !== undefined)
+      fields["body.max_slippage"] = "applies to market orders only; a limit order's price is its bound";
+    if (timeInForce === "GTD" && !input.expires_at) fields["body.expires_at"] = "is required with GTD";
+    if (timeInForce !== "GTD" && input.expires_at) fields["body.expires_at"] = "is only used with GTD";
+    const amount = parseMicros(input.amount);
+    if (amount === undefined || amount <= 0) fields["body.amount"] = "must be a positive number of contracts";
+    else if (amount % AMOUNT_STEP !== 0) fields["body.amount"] = "must have at most 2 decimal places";
+    else if (amount > MAX_AMOUNT) fields["body.amount"] = "must be at most 1,000,000 contracts";
+    let expiresAt: string | null = null;
+    if (input.expires_at) {
+      const ms = Date.parse(input.expires_at);
+      if (Number.isNaN(ms)) fields["body.expires_at"] = "must be an ISO 8601 timestamp";
+      else if (ms <= this.deps.clock.now()) fields["body.expires_at"] = "must be in the future";
+      else expiresAt = new Date(ms).toISOString();
+    }
+    if (Object.keys(fields).length > 0) throw validationError(fields);
+
+    let price: number | undefined;
+    if (input.price !== undefined) {
+      price = parseMicros(input.price);
+      if (price === undefined || price <= 0 || price >= MICROS)
+        throw new AppError("INVALID_PRICE", `price must be strictly between 0 and 1 (got ${input.price})`, {
+          field: "price",
+          price: input.price,
+        });
+    }
+
+    const market = await tradableMarket(this.deps.db, input.market_id);
+    if (!market)
+      throw new AppError("MARKET_NOT_FOUND", `No market ${input.market_id}`, {
+        market_ids: [input.market_id],
+      });
+    if (market.status !== "open")
+      throw new AppError("MARKET_CLOSED", `Market ${market.id} is ${market.status}`, {
+        market_id: market.id,
+        status: market.status,
+      });
+    const caps = this.deps.venues.get(market.venue)?.capabilities.supports;
+    if (caps && (!caps.orderTypes.includes(type) || !caps.timeInForce.includes(timeInForce)))
+      throw new AppError(
+        "UNSUPPORTED_ORDER_TYPE",
+        `${market.venue} does not take ${type} ${timeInForce} orders`,
+        {
+          venue: market.venue,
+          order_types: caps.orderTypes,
+          time_in_force: caps.timeInForce,
+        },
+      );
+    if (price !== undefined && price % market.tickSize !== 0)
+      throw new AppError("PRICE_NOT_ON_TICK", `price must be a multiple of ${market.tickSize / MICROS}`, {
+        field: "price",
+        tick_size: market.tickSize / MICROS,
+        nearest_below: (Math.floor(price / market.tickSize) * market.tickSize) / MICROS,
+        nearest_above: (Math.ceil(price / market.tickSize) * market.tickSize) / MICROS,
+      });
+    if (amount! < market.minSize)
+      throw new AppError("AMOUNT_BELOW_MINIMUM", `amount must be at least ${market.minSize / MICROS}`, {
+        field: "amount",
+        min_size: market.minSize / MICROS,
+      });
+
+    const now = isoNow(this.deps.clock);
+    const existing = await findPositionByKey(this.deps.db, owner, market.id, outcome);
+    const order: OrderRow = {
+      id: newId("ord"),
+      account_id: owner.accountId,
+      environment: owner.environment,
+      market_id: market.id,
+      venue: market.venue,
+      side: input.side,
+      outcome,
+      type,
+      time_in_force: timeInForce,
+      price: price ?? 0,
+      max_slippage_ppm:
+        type === "market" ? Math.round((input.max_slippage ?? DEFAULT_MAX_SLIPPAGE) * 1_000_000) : null,
+      amount: amount!,
+      filled_amount: 0,
+      filled_notional: 0,
+      fees: 0,
+      locked: 0,
+      queue_ahead: 0,
+      status: "open",
+      cancel_reason: null,
+      client_order_id: input.client_order_id ?? null,
+      venue_order_id: null,
+      position_id: existing?.id ?? newId("pos"),
+      expires_at: expiresAt,
+      created_at: now,
+      updated_at: now,
+      cancelled_at: null,
+    };
+    return { market, order };
+  }
+
+  /**
+   * A market order's bound: the best price of the side it takes, moved by `max_slippage` (and never
+   * past a limit price the caller also gave), on the market's tick.
+   */
+  #marketOrderPrice(order: OrderRow, market: TradableMarket, book: OrderBook): number | undefined {
+    const own = order.outcome === "yes" ? book.yes : book.no;
+    const best = (order.side === "buy" ? own.asks : own.bids)[0]?.price;
+    if (best === undefined) return undefined;
+    const slip = (order.max_slippage_ppm ?? 0) / 1_000_000;
+    const tick = market.tickSize;
+    if (order.side === "buy") {
+      let bound = Math.floor((best * (1 + slip)) / tick) * tick;
+      if (order.price > 0) bound = Math.min(bound, order.price);
+      return Math.min(bound, MICROS - tick);
+    }
+    let bound = Math.ceil((best * (1 - slip)) / tick) * tick;
+    if (order.price > 0) bound = Math.max(bound, order.price);
+    return Math.max(bound, tick);
+  }
+
+  async #placeSandbox(
+    owner: Owner,
+    draft: OrderRow,
+    market: TradableMarket,
+    input: PlaceOrderInput,
+    key: string | undefined,
+    hash: string,
+  ): Promise<OrderRow> {
+    const { db, outbox, exchange, clock } = this.deps;
+    await this.deps.sandbox.ensureFunded(owner);
+    const book = await this.deps.book(market);
+    if (!book)
+      throw new AppError(
+        "VENUE_UNAVAILABLE",
+        `Could not read ${market.id}'s order book from ${market.venue}`,
+      );
+    let order = { ...draft };
+    if (order.type === "market") {
+      const bound = this.#marketOrderPrice(order, market, book);
+      // No liquidity on the side a market order takes: it is accepted and cancelled unfilled.
+      order.price = bound ?? (order.side === "buy" ? MICROS - market.tickSize : market.tickSize);
+    }
+    const fees = feeModelOf(market, market.feeRateBps);
+    const plan = exchange.plan(
+      {
+        side: order.side as "buy" | "sell",
+        outcome: order.outcome as "yes" | "no",
+        price: order.price,
+        amount: order.amount,
+        timeInForce: order.time_in_force as "GTC",
+        type: order.type as "limit" | "market",
+      },
+      market,
+      book,
+    );
+    order.queue_ahead = plan.queueAhead;
+    const nowIso = isoNow(clock);
+    try {
+      order = await db.transaction().execute(async (trx) => {
+        await this.#claimKey(trx, owner, key, hash);
+        let row: OrderRow = { ...order };
+        if (row.side === "buy") {
+          row.locked = buyLock(fees, row.price, row.amount);
+          const ok = await adjustBalance(
+            trx,
+            owner,
+            { available: -row.locked, locked: row.locked },
+            nowIso,
+            row.locked,
+          );
+          if (!ok) {
+            const balance = await trx
+              .selectFrom("balances")
+              .select("available")
+              .where("account_id", "=", owner.accountId)
+              .where("environment", "=", owner.environment)
+              .executeTakeFirst();
+            throw new AppError("INSUFFICIENT_BALANCE", undefined, {
+              required: row.locked / MICROS,
+              available: (balance?.available ?? 0) / MICROS,
+            });
+          }
+        } else {
+          const held = await findPositionByKey(trx, owner, market.id, row.outcome);
+          const ok = held ? await reservePosition(trx, held.id, row.amount, nowIso) : false;
+          if (!ok)
+            throw new AppError("INSUFFICIENT_POSITION", undefined, {
+              outcome: row.outcome,
+              amount: row.amount / MICROS,
+              held: (held?.size ?? 0) / MICROS,
+              reserved: (held?.reserved ?? 0) / MICROS,
+            });
+          row.position_id = held!.id;
+        }
+        await repo.insertOrder(trx, row);
+        await outbox.record(trx, {
+          type: "order.created",
+          data: orderCreated(row),
+          accountId: owner.accountId,
+          environment: owner.environment,
+        });
+        const ctx = { outbox, nowIso, title: market.title };
+        for (const fill of plan.fills) {
+          const next = await applyFill(trx, ctx, row, { ...fill, liquidity: "taker" }, fees);
+          if (next) row = next;
+        }
+        if (plan.restReason && row.status === "open") {
+          row = (await cancelOrderRow(trx, { outbox, nowIso }, row, plan.restReason)) ?? row;
+        }
+        await this.#keepResponse(trx, owner, key, row);
+        return row;
+      });
+    } catch (error) {
+      plan.undo();
+      throw error;
+    }
+    if (input.type !== "market") exchange.rest(order, market);
+    return order;
+  }
+
+  async #placeLive(
+    owner: Owner,
+    order: OrderRow,
+    market: TradableMarket,
+    key: string | undefined,
+    hash: string,
+  ): Promise<OrderRow> {
+    const live = this.deps.live;
+    if (!live) throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
+    return live.place(owner, order, market, async (trx, row) => {
+      await this.#claimKey(trx, owner, key, hash);
+      await this.deps.outbox.record(trx, {
+        type: "order.created",
+        data: orderCreated(row),
+        accountId: owner.accountId,
+        environment: owner.environment,
+      });
+      await this.#keepResponse(trx, owner, key, row);
+    });
+  }
+
+  // --- reading -----------------------------------------------------------------------------------
+
+  async get(owner: Owner, id: string): Promise<OrderRow> {
+    const order = await repo.findOrder(this.deps.db, owner, id);
+    if (!order) throw new AppError("ORDER_NOT_FOUND", `No order ${id}`, { order_id: id });
+    return order;
+  }
+
+  list(owner: Owner, filter: repo.OrderFilter, page: { limit: number; offset: number }) {
+    return repo.listOrders(this.deps.db, owner, filter, page);
+  }
+
+  async fills(owner: Owner, id: string): Promise<repo.FillRow[]> {
+    const order = await this.get(owner, id);
+    return repo.fillsOf(this.deps.db, order.id);
+  }
+
+  // --- cancelling --------------------------------------------------------------------------------
+
+  async cancel(owner: Owner, id: string, reason = "user"): Promise<OrderRow> {
+    const order = await this.get(owner, id);
+    if (!repo.CANCELLABLE.has(order.status))
+      throw new AppError("ORDER_NOT_CANCELLABLE", `Order ${id} is ${order.status}`, {
+        order_id: id,
+        status: order.status,
+      });
+    if (owner.environment === "live") {
+      if (!this.deps.live)
+        throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
+      return this.deps.live.cancel(owner, order);
+    }
+    const cancelled = await this.#cancelSandbox(order, reason);
+    if (!cancelled) {
+      // It filled or was cancelled between the read and the write: report what it is now.
+      const now = await this.get(owner, id);
+      if (repo.CANCELLABLE.has(now.status)) return this.cancel(owner, id, reason);
+      throw new AppError("ORDER_NOT_CANCELLABLE", `Order ${id} is ${now.status}`, {
+        order_id: id,
+        status: now.status,
+      });
+    }
+    return cancelled;
+  }
+
+  async #cancelSandbox(order: OrderRow, reason: string): Promise<OrderRow | null> {
+    const { db, outbox, clock, exchange } = this.deps;
+    const nowIso = isoNow(clock);
+    const cancelled = await db
+      .transaction()
+      .execute((trx) => cancelOrderRow(trx, { outbox, nowIso }, order, reason));
+    if (cancelled) exchange.forget(order.id, order.market_id);
+    return cancelled;
+  }
+
+  /** Cancels every open or pending order of the caller (optionally one market or side). */
+  async cancelAll(owner: Owner, filter: { marketId?: string; side?: "buy" | "sell" }): Promise<OrderRow[]> {
+    const orders = await repo.cancellableOrders(this.deps.db, owner, filter);
+    const cancelled: OrderRow[] = [];
+    for (const order of orders) {
+      try {
+        cancelled.push(await this.cancel(owner, order.id, "bulk_cancel"));
+      } catch (error) {
+        // Filled meanwhile: not cancelled, not an error for a bulk cancel.
+        if (!(error instanceof AppError && error.code === "ORDER_NOT_CANCELLABLE")) throw error;
+      }
+    }
+    return cancelled;
+  }
+
+  // --- time and the market's end ------------------------------------------------------------------
+
+  /** Cancels sandbox GTD orders whose time is up (a timer calls this every second). */
+  async expireDue(): Promise<number> {
+    const due = await repo.expiredOrders(this.deps.db, "sandbox", isoNow(this.deps.clock));
+    let count = 0;
+    for (const order of due) if (await this.#cancelSandbox(order, "expired")) count++;
+    return count;
+  }
+
+  /**
+   * A market closed or resolved: sandbox orders on it are cancelled, and at resolution every open
+   * position on it (sandbox and live) settles. Idempotent: safe to call on every catalog sync.
+   */
+  async settleMarket(marketId: string): Promise<void> {
+    const { db, outbox, clock } = this.deps;
+    const market = await tradableMarket(db, marketId);
+    if (!market || market.status === "open") return;
+    for (const order of await repo.openOrdersOnMarket(db, marketId, "sandbox")) {
+      await this.#cancelSandbox(order, market.status === "resolved" ? "market_resolved" : "market_closed");
+    }
+    if (market.status !== "resolved" || !market.resolution) return;
+    const positions = await db
+      .selectFrom("positions")
+      .selectAll()
+      .where("market_id", "=", marketId)
+      .where("status", "in", ["open", "closed"])
+      .where("size", ">", 0)
+      .execute();
+    for (const position of positions) {
+      await db.transaction().execute(async (trx) => {
+        // Re-read inside the transaction so two settlements of one position cannot both pay.
+        const fresh = await trx
+          .selectFrom("positions")
+          .selectAll()
+          .where("id", "=", position.id)
+          .executeTakeFirst();
+        if (!fresh || fresh.status === "resolved" || fresh.size === 0) return;
+        await settlePosition(
+          trx,
+          { outbox, nowIso: isoNow(clock), title: market.title },
+          fresh,
+          market.resolution!,
+        );
+      });
+    }
+  }
+
+  /** Settles every market the catalog reports closed or resolved while exposure remains on it. */
+  async settleFromCatalog(): Promise<void> {
+    for (const market of await settledMarketsWithExposure(this.deps.db)) await this.settleMarket(market.id);
+  }
+}
+
+/** Order-independent hash of a request body (idempotency keys compare bodies, not key order). */
+export function requestHash(body: object): string {
+  return createHash("sha256").update(canonical(body)).digest("hex");
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export { FenceError };

@@ -1,0 +1,234 @@
+/** Balances, positions and transfers: the only SQL over those tables. */
+import type { Selectable } from "kysely";
+import { sql } from "kysely";
+import type { BalancesTable, PositionsTable } from "../infra/db/schema";
+import type { DbOrTrx } from "../infra/db/store";
+import type { Owner } from "../orders/repo";
+
+export type BalanceRow = Selectable<BalancesTable>;
+export type PositionRow = Selectable<PositionsTable>;
+
+export async function findBalance(db: DbOrTrx, owner: Owner): Promise<BalanceRow | undefined> {
+  return db
+    .selectFrom("balances")
+    .selectAll()
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .executeTakeFirst();
+}
+
+/** Creates the balance row if missing; true when this call created it. */
+export async function createBalance(
+  db: DbOrTrx,
+  owner: Owner,
+  deposit: number,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .insertInto("balances")
+    .values({
+      account_id: owner.accountId,
+      environment: owner.environment,
+      available: deposit,
+      locked: 0,
+      deposits: deposit,
+      withdrawals: 0,
+      fees: 0,
+      realized_pnl: 0,
+      updated_at: nowIso,
+    })
+    .onConflict((oc) => oc.columns(["account_id", "environment"]).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export interface BalanceDelta {
+  available?: number;
+  locked?: number;
+  deposits?: number;
+  withdrawals?: number;
+  fees?: number;
+  realizedPnl?: number;
+}
+
+/**
+ * Moves money relative to what is stored (safe under concurrency). With `requireAvailable`, only
+ * when at least that much is available; returns false (and changes nothing) otherwise.
+ */
+export async function adjustBalance(
+  db: DbOrTrx,
+  owner: Owner,
+  delta: BalanceDelta,
+  nowIso: string,
+  requireAvailable?: number,
+): Promise<boolean> {
+  let query = db
+    .updateTable("balances")
+    .set({
+      available: sql`available + ${delta.available ?? 0}`,
+      locked: sql`locked + ${delta.locked ?? 0}`,
+      deposits: sql`deposits + ${delta.deposits ?? 0}`,
+      withdrawals: sql`withdrawals + ${delta.withdrawals ?? 0}`,
+      fees: sql`fees + ${delta.fees ?? 0}`,
+      realized_pnl: sql`realized_pnl + ${delta.realizedPnl ?? 0}`,
+      updated_at: nowIso,
+    })
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment);
+  if (requireAvailable !== undefined) query = query.where("available", ">=", requireAvailable);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function findPositionByKey(
+  db: DbOrTrx,
+  owner: Owner,
+  marketId: string,
+  outcome: string,
+): Promise<PositionRow | undefined> {
+  return db
+    .selectFrom("positions")
+    .selectAll()
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .where("market_id", "=", marketId)
+    .where("outcome", "=", outcome)
+    .executeTakeFirst();
+}
+
+export async function findPosition(db: DbOrTrx, owner: Owner, id: string): Promise<PositionRow | undefined> {
+  return db
+    .selectFrom("positions")
+    .selectAll()
+    .where("id", "=", id)
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .executeTakeFirst();
+}
+
+export async function insertPosition(db: DbOrTrx, row: PositionRow): Promise<void> {
+  await db.insertInto("positions").values(row).execute();
+}
+
+export async function updatePosition(db: DbOrTrx, id: string, changes: Partial<PositionRow>): Promise<void> {
+  await db.updateTable("positions").set(changes).where("id", "=", id).execute();
+}
+
+/** Promises `size` held contracts to a sell order, if that many are not promised already. */
+export async function reservePosition(
+  db: DbOrTrx,
+  id: string,
+  size: number,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("positions")
+    .set({ reserved: sql`reserved + ${size}`, updated_at: nowIso })
+    .where("id", "=", id)
+    .where(sql<boolean>`size - reserved >= ${size}`)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function releaseReservation(
+  db: DbOrTrx,
+  id: string,
+  size: number,
+  nowIso: string,
+): Promise<void> {
+  await db
+    .updateTable("positions")
+    .set({ reserved: sql`reserved - ${size}`, updated_at: nowIso })
+    .where("id", "=", id)
+    .execute();
+}
+
+export interface PositionFilter {
+  status?: "open" | "closed" | "resolved" | "all";
+  marketId?: string;
+  outcome?: "yes" | "no";
+}
+
+export async function listPositions(
+  db: DbOrTrx,
+  owner: Owner,
+  filter: PositionFilter,
+  page: { limit: number; offset: number },
+): Promise<{ rows: PositionRow[]; total: number }> {
+  let query = db
+    .selectFrom("positions")
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment);
+  if (filter.status && filter.status !== "all") query = query.where("status", "=", filter.status);
+  if (filter.marketId) query = query.where("market_id", "=", filter.marketId);
+  if (filter.outcome) query = query.where("outcome", "=", filter.outcome);
+  const [rows, count] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy("opened_at", "desc")
+      .orderBy("id", "desc")
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Open positions on a market (resolution settles them). */
+export async function openPositionsOnMarket(db: DbOrTrx, marketId: string): Promise<PositionRow[]> {
+  return db
+    .selectFrom("positions")
+    .selectAll()
+    .where("market_id", "=", marketId)
+    .where("status", "in", ["open", "closed"])
+    .where("size", ">", 0)
+    .execute();
+}
+
+/** Sum of cost basis over an owner's positions (the ledger identity's third term). */
+export async function costBasisTotal(db: DbOrTrx, owner: Owner): Promise<number> {
+  const row = await db
+    .selectFrom("positions")
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("cost_basis"), sql<number>`0`).as("total"))
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export async function insertTransfer(
+  db: DbOrTrx,
+  row: { id: string; owner: Owner; kind: string; amount: number; balanceAfter: number; nowIso: string },
+): Promise<void> {
+  await db
+    .insertInto("transfers")
+    .values({
+      id: row.id,
+      account_id: row.owner.accountId,
+      environment: row.owner.environment,
+      kind: row.kind,
+      amount: row.amount,
+      balance_after: row.balanceAfter,
+      created_at: row.nowIso,
+    })
+    .execute();
+}
+
+/** Deletes everything an owner traded (the sandbox reset). */
+export async function wipeOwner(db: DbOrTrx, owner: Owner): Promise<void> {
+  for (const table of [
+    "fills",
+    "orders",
+    "positions",
+    "transfers",
+    "balances",
+    "idempotency_keys",
+  ] as const) {
+    await db
+      .deleteFrom(table)
+      .where("account_id", "=", owner.accountId)
+      .where("environment", "=", owner.environment)
+      .execute();
+  }
+}

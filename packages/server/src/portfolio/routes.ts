@@ -1,0 +1,112 @@
+/** Positions and balance over HTTP (the key's environment). */
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
+import type { Owner } from "../orders/repo";
+import { keyOwner } from "../orders/routes";
+import { microsToNumber } from "../venues/decimal";
+import { BalanceSchema, PositionListQuery, PositionParams, PositionSchema } from "./schemas";
+import type { BalanceView, MarkedPosition, PortfolioService } from "./service";
+
+const n = microsToNumber;
+const nn = (value: number | null) => (value === null ? null : microsToNumber(value));
+
+export function positionView({ row, mark, marketValue, unrealizedPnl }: MarkedPosition) {
+  return {
+    id: row.id,
+    market_id: row.market_id,
+    platform: row.market_id.slice(0, row.market_id.indexOf(":")),
+    outcome: row.outcome as "yes" | "no",
+    status: row.status as "open",
+    size: n(row.size),
+    reserved: n(row.reserved),
+    average_price: row.size > 0 ? Math.round((row.cost_basis / row.size) * 1e6) / 1e6 : null,
+    cost_basis: n(row.cost_basis),
+    current_price: nn(mark),
+    market_value: nn(marketValue),
+    unrealized_pnl: nn(unrealizedPnl),
+    realized_pnl: n(row.realized_pnl),
+    fees: n(row.fees),
+    resolution: row.resolution as "yes" | null,
+    payout: nn(row.payout),
+    redeemable: row.redeemable === 1,
+    environment: row.environment as Owner["environment"],
+    opened_at: row.opened_at,
+    updated_at: row.updated_at,
+    closed_at: row.closed_at,
+    resolved_at: row.resolved_at,
+  };
+}
+
+export function balanceView(balance: BalanceView) {
+  return {
+    environment: balance.environment,
+    currency: balance.currency,
+    available: n(balance.available),
+    locked: n(balance.locked),
+    positions_cost: n(balance.positionsCost),
+    total: n(balance.total),
+    deposits: n(balance.deposits),
+    withdrawals: n(balance.withdrawals),
+    fees: n(balance.fees),
+    realized_pnl: n(balance.realizedPnl),
+    updated_at: balance.updatedAt,
+  };
+}
+
+export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioService }> = async (
+  app,
+  { portfolio },
+) => {
+  app.get(
+    "/v1/positions",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["portfolio"],
+        summary: "The caller's positions, marked to the current quote (default status=open)",
+        querystring: PositionListQuery,
+        response: { 200: PagedEnvelope(PositionSchema, PageMeta) },
+      },
+    },
+    async (request) => {
+      const { status = "open", market_id, outcome, limit = 50, offset = 0 } = request.query;
+      const { positions, total } = await portfolio.list(
+        keyOwner(request),
+        { status, ...(market_id ? { marketId: market_id } : {}), ...(outcome ? { outcome } : {}) },
+        { limit, offset },
+      );
+      return {
+        success: true as const,
+        data: positions.map(positionView),
+        meta: pageMeta(offset, limit, total),
+      };
+    },
+  );
+
+  app.get(
+    "/v1/positions/:id",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["portfolio"],
+        summary: "One position",
+        params: PositionParams,
+        response: { 200: Envelope(PositionSchema) },
+      },
+    },
+    async (request) => ok(positionView(await portfolio.get(keyOwner(request), request.params.id))),
+  );
+
+  app.get(
+    "/v1/balance",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["portfolio"],
+        summary: "Cash of the key's environment: available, locked in open orders, positions at cost, total",
+        response: { 200: Envelope(BalanceSchema) },
+      },
+    },
+    async (request) => ok(balanceView(await portfolio.balance(keyOwner(request)))),
+  );
+};

@@ -1,0 +1,380 @@
+/**
+ * The sandbox exchange: simulated matching against REAL venue data, so paper results mean something.
+ *
+ * - A marketable order walks the real book's depth level by level (up to its limit, or for a market
+ *   order up to the best price moved by `max_slippage`). Liquidity one sandbox order took stays
+ *   taken for the next ones until the venue's book shows that level changed.
+ * - What does not fill at once rests in a SimBook (sandbox/engine.ts) at its price, behind the real
+ *   volume displayed at that price when it arrived. It fills only when a real trade prints at or
+ *   through its price, and only with the part of that trade beyond the volume queued ahead of it.
+ *   Book changes alone never fill it; they can only move it up the queue (cancellations ahead).
+ * - Sandbox orders never fill against each other: every account trades alone against the market.
+ * - Every fill stores its cause (the book level or the real trade), so it can be explained.
+ *
+ * Books are YES-normalised: buying NO at q is selling YES at 1 − q. Resting orders live in memory
+ * on the instance that accepted them and are reloaded from the store at start.
+ */
+import type { LiveMarkets } from "../catalog/live";
+import type { Outbox } from "../events/outbox";
+import { type Clock, isoNow } from "../infra/clock";
+import type { Db } from "../infra/db/store";
+import { applyFill, FenceError, type FillCause, feeModelOf } from "../orders/bookkeeping";
+import type { TradableMarket } from "../orders/markets";
+import { tradableMarket } from "../orders/markets";
+import { type OrderRow, orderById, restingSandboxOrders } from "../orders/repo";
+import { takerFee } from "../portfolio/ledger";
+import { MICROS, microsToNumber } from "../venues/decimal";
+import type { BookLevel, OrderBook, Trade, VenueId } from "../venues/model";
+import type { FeedEvent } from "../venues/venue";
+import { ASK, BID, type EngineSide, SimBook } from "./engine";
+
+export interface ExchangeLog {
+  warn(obj: object, msg: string): void;
+}
+
+/** An order as the exchange sees it when planning its immediate fills. */
+export interface Intent {
+  side: "buy" | "sell";
+  outcome: "yes" | "no";
+  /** Limit price of the outcome, or for a market order the worst price accepted. */
+  price: number;
+  amount: number;
+  timeInForce: "GTC" | "GTD" | "IOC" | "FOK";
+  type: "limit" | "market";
+}
+
+export interface PlannedFill {
+  price: number;
+  size: number;
+  fee: number;
+  cause: FillCause;
+  causeKey: string;
+}
+
+export interface Plan {
+  fills: PlannedFill[];
+  /** Unfilled rest: rest it (GTC/GTD) or cancel it with this reason (IOC, FOK, market). */
+  restReason: null | "unfilled_ioc" | "unfilled_fok";
+  /** Real volume shown at the order's own price and side (its place in the queue if it rests). */
+  queueAhead: number;
+  /** Gives back the liquidity this plan took, when its transaction did not commit. */
+  undo(): void;
+}
+
+interface Consumed {
+  shown: number;
+  used: number;
+}
+
+interface MarketBooks {
+  book: SimBook;
+  maxTick: number;
+  /** Real liquidity sandbox orders took, by `${side}:${yesPrice}`. */
+  consumed: Map<string, Consumed>;
+  /** Resting refs -> where they rest, for queue capping on book updates. */
+  resting: Map<number, { side: EngineSide; tick: number }>;
+}
+
+/** Engine side of an order: buying YES or selling NO bids for YES; the rest offer YES. */
+function engineSide(side: "buy" | "sell", outcome: "yes" | "no"): EngineSide {
+  return (side === "buy") === (outcome === "yes") ? BID : ASK;
+}
+
+function yesPrice(price: number, outcome: string): number {
+  return outcome === "yes" ? price : MICROS - price;
+}
+
+export class SandboxExchange {
+  readonly #markets = new Map<string, MarketBooks>();
+  readonly #refs = new Map<number, string>();
+  readonly #refOf = new Map<string, number>();
+  readonly #owners = new Map<string, number>();
+  #nextRef = 1;
+  #queue: Promise<void> = Promise.resolve();
+  #pending = 0;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly outbox: Outbox,
+    private readonly live: LiveMarkets,
+    private readonly clock: Clock,
+    private readonly log: ExchangeLog,
+  ) {}
+
+  /** Rebuilds resting orders from the store and starts listening to the venue feeds. */
+  async start(): Promise<void> {
+    for (const order of await restingSandboxOrders(this.db)) {
+      const market = await tradableMarket(this.db, order.market_id);
+      if (market) this.rest(order, market);
+    }
+    this.#unsubscribe ??= this.live.onFeedEvent((event, venue) => this.onFeedEvent(event, venue));
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+  }
+
+  /** Resolves once every fill the feed has produced so far is written (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#pending > 0) await this.#queue;
+  }
+
+  /** How many orders rest in memory (metrics, tests). */
+  get restingCount(): number {
+    return this.#refs.size;
+  }
+
+  // --- placement ---------------------------------------------------------------------------------
+
+  /**
+   * The fills an order gets at once from the real book, without touching the store. Call `undo` if
+   * the transaction that writes them fails.
+   */
+  plan(intent: Intent, market: TradableMarket, book: OrderBook): Plan {
+    const books = this.#booksFor(market);
+    const own = intent.outcome === "yes" ? book.yes : book.no;
+    // A buy takes the outcome's asks (cheapest first); a sell takes its bids (dearest first).
+    const levels = intent.side === "buy" ? own.asks : own.bids;
+    const crosses = (price: number) =>
+      intent.side === "buy" ? price <= intent.price : price >= intent.price;
+    // The liquidity a level represents, in YES terms (a NO ask at q is a YES bid at 1 − q).
+    const takenSide: EngineSide = engineSide(intent.side, intent.outcome) === BID ? ASK : BID;
+    const fees = feeModelOf(market, market.feeRateBps);
+
+    const takes: Array<{ key: string; level: BookLevel; size: number }> = [];
+    let wanted = intent.amount;
+    for (const level of levels) {
+      if (wanted <= 0 || !crosses(level.price)) break;
+      const key = `${takenSide}:${yesPrice(level.price, intent.outcome)}`;
+      const seen = books.consumed.get(key);
+      const available = seen && seen.shown === level.size ? level.size - seen.used : level.size;
+      const size = Math.min(wanted, available);
+      if (size <= 0) continue;
+      takes.push({ key, level, size });
+      wanted -= size;
+    }
+    const fok = intent.timeInForce === "FOK";
+    if (fok && wanted > 0) takes.length = 0; // all or nothing
+    const rests = intent.type === "limit" && (intent.timeInForce === "GTC" || intent.timeInForce === "GTD");
+
+    const undo: Array<() => void> = [];
+    const fills: PlannedFill[] = takes.map(({ key, level, size }, index) => {
+      const seen = books.consumed.get(key);
+      const entry: Consumed = seen && seen.shown === level.size ? seen : { shown: level.size, used: 0 };
+      entry.used += size;
+      books.consumed.set(key, entry);
+      undo.push(() => {
+        entry.used -= size;
+      });
+      return {
+        price: level.price,
+        size,
+        fee: takerFee(fees, level.price, size),
+        cause: {
+          kind: "book_level",
+          price: microsToNumber(level.price),
+          size_shown: microsToNumber(level.size),
+          book_timestamp: book.timestamp,
+          book_sequence: book.sequence,
+        },
+        causeKey: `book:${book.timestamp}:${index}:${level.price}`,
+      };
+    });
+    const ownLevels = intent.side === "buy" ? own.bids : own.asks;
+    const queueAhead = ownLevels.find((l) => l.price === intent.price)?.size ?? 0;
+    const filled = fills.reduce((sum, f) => sum + f.size, 0);
+    return {
+      fills,
+      restReason: filled >= intent.amount || rests ? null : fok ? "unfilled_fok" : "unfilled_ioc",
+      queueAhead,
+      undo: () => {
+        for (const step of undo) step();
+      },
+    };
+  }
+
+  /** Puts an open order's unfilled rest on the market's simulated book (after its placement committed). */
+  rest(order: OrderRow, market: TradableMarket): void {
+    const remaining = order.amount - order.filled_amount;
+    if (order.status !== "open" || remaining <= 0 || this.#refOf.has(order.id)) return;
+    const books = this.#booksFor(market, order.price);
+    const side = engineSide(order.side as "buy" | "sell", order.outcome as "yes" | "no");
+    const tick = this.#tick(books, yesPrice(order.price, order.outcome));
+    const ref = this.#nextRef++;
+    books.book.add(ref, this.#owner(order.account_id), side, tick, remaining, order.queue_ahead);
+    books.resting.set(ref, { side, tick });
+    this.#refs.set(ref, order.id);
+    this.#refOf.set(order.id, ref);
+    this.live.want([order.market_id]);
+  }
+
+  /** Takes an order off the simulated book (cancelled, expired, settled). */
+  forget(orderId: string, marketId: string): void {
+    const ref = this.#refOf.get(orderId);
+    if (ref === undefined) return;
+    const books = this.#markets.get(marketId);
+    books?.book.cancel(ref);
+    books?.resting.delete(ref);
+    this.#refs.delete(ref);
+    this.#refOf.delete(orderId);
+  }
+
+  // --- the real market -----------------------------------------------------------------------------
+
+  onFeedEvent(event: FeedEvent, _venue: VenueId): void {
+    if (event.kind === "trade") this.#onTrade(event.trade);
+    else if (event.kind === "book") this.#onBook(event.book);
+  }
+
+  #onTrade(trade: Trade): void {
+    const books = this.#markets.get(trade.marketId);
+    if (!books || books.book.size === 0) return;
+    const price = yesPrice(trade.price, trade.outcome);
+    if (price <= 0 || price >= MICROS) return;
+    // A taker buying YES (or selling NO) lifts offers; a taker selling YES (or buying NO) hits bids.
+    const takerBuysYes =
+      trade.takerSide === null ? null : (trade.takerSide === "buy") === (trade.outcome === "yes");
+    const sides: EngineSide[] = takerBuysYes === null ? [BID, ASK] : [takerBuysYes ? ASK : BID];
+    const tick = Math.round((price * books.maxTick) / MICROS);
+    const fills: Array<{ orderId: string; size: number; queueAhead: number }> = [];
+    for (const side of sides) {
+      // Queue positions before the trade, for the fill's explanation.
+      const ahead = new Map<number, number>();
+      for (const [ref, at] of books.resting) {
+        if (at.side === side && at.tick === tick) ahead.set(ref, books.book.queueAhead(ref));
+      }
+      books.book.trade(side, tick, trade.size, (ref, _owner, _tick, size) => {
+        const orderId = this.#refs.get(ref);
+        if (!orderId) return;
+        fills.push({ orderId, size, queueAhead: ahead.get(ref) ?? 0 });
+        if (!books.book.has(ref)) {
+          books.resting.delete(ref);
+          this.#refs.delete(ref);
+          this.#refOf.delete(orderId);
+        }
+      });
+    }
+    if (fills.length === 0) return;
+    const causeKey = `trade:${trade.venueTradeId ?? `${trade.timestamp}:${trade.outcome}:${trade.price}:${trade.size}`}`;
+    this.#enqueue(() => this.#applyTradeFills(trade, fills, causeKey));
+  }
+
+  #onBook(book: OrderBook): void {
+    const books = this.#markets.get(book.marketId);
+    if (!books) return;
+    // Liquidity taken by sandbox orders is forgotten once the venue shows the level changed.
+    if (books.consumed.size > 0) {
+      for (const [key, entry] of books.consumed) {
+        const [side, price] = key.split(":").map(Number) as [number, number];
+        const level = (side === BID ? book.yes.bids : book.yes.asks).find((l) => l.price === price);
+        if (!level || level.size !== entry.shown) books.consumed.delete(key);
+      }
+    }
+    if (books.resting.size === 0) return;
+    for (const { side, tick } of books.resting.values()) {
+      const price = Math.round((tick * MICROS) / books.maxTick);
+      const shown = (side === BID ? book.yes.bids : book.yes.asks).find((l) => l.price === price)?.size ?? 0;
+      books.book.capQueueAhead(side, tick, shown);
+    }
+  }
+
+  async #applyTradeFills(
+    trade: Trade,
+    fills: Array<{ orderId: string; size: number; queueAhead: number }>,
+    causeKey: string,
+  ): Promise<void> {
+    const market = await tradableMarket(this.db, trade.marketId);
+    if (!market) return;
+    const nowIso = isoNow(this.clock);
+    await this.db.transaction().execute(async (trx) => {
+      for (const fill of fills) {
+        const order = await orderById(trx, fill.orderId);
+        if (!order) continue;
+        const cause: FillCause = {
+          kind: "trade",
+          venue_trade_id: trade.venueTradeId,
+          outcome: trade.outcome,
+          price: microsToNumber(trade.price),
+          size: microsToNumber(trade.size),
+          taker_side: trade.takerSide,
+          timestamp: trade.timestamp,
+          queue_ahead_before: microsToNumber(fill.queueAhead),
+        };
+        try {
+          await applyFill(
+            trx,
+            { outbox: this.outbox, nowIso, title: market.title },
+            order,
+            { price: order.price, size: fill.size, fee: 0, liquidity: "maker", cause, causeKey },
+            feeModelOf(market, market.feeRateBps),
+          );
+        } catch (error) {
+          if (!(error instanceof FenceError)) throw error;
+        }
+      }
+    });
+  }
+
+  #enqueue(job: () => Promise<void>): void {
+    this.#pending++;
+    this.#queue = this.#queue
+      .then(job)
+      .catch((error) => this.log.warn({ error: String(error) }, "could not apply sandbox fills"))
+      .finally(() => {
+        this.#pending--;
+      });
+  }
+
+  // --- books ---------------------------------------------------------------------------------------
+
+  #booksFor(market: TradableMarket, price?: number): MarketBooks {
+    let books = this.#markets.get(market.id);
+    const needed = MICROS / Math.max(1, market.tickSize);
+    if (!books) {
+      books = { book: new SimBook(needed), maxTick: needed, consumed: new Map(), resting: new Map() };
+      this.#markets.set(market.id, books);
+    } else if (price !== undefined && (price * books.maxTick) % MICROS !== 0) {
+      // The venue made its tick finer since this book was built: rebuild it at the new resolution.
+      books = this.#rebuild(market.id, books, needed);
+    }
+    return books;
+  }
+
+  #rebuild(marketId: string, old: MarketBooks, maxTick: number): MarketBooks {
+    const fresh: MarketBooks = {
+      book: new SimBook(maxTick),
+      maxTick,
+      consumed: old.consumed,
+      resting: new Map(),
+    };
+    for (const order of old.book.orders()) {
+      const tick = Math.round((order.tick * maxTick) / old.maxTick);
+      fresh.book.add(
+        order.ref,
+        order.owner,
+        order.side as EngineSide,
+        tick,
+        order.remaining,
+        order.queueAhead,
+      );
+      fresh.resting.set(order.ref, { side: order.side as EngineSide, tick });
+    }
+    this.#markets.set(marketId, fresh);
+    return fresh;
+  }
+
+  #tick(books: MarketBooks, price: number): number {
+    return Math.round((price * books.maxTick) / MICROS);
+  }
+
+  #owner(accountId: string): number {
+    let owner = this.#owners.get(accountId);
+    if (owner === undefined) {
+      owner = this.#owners.size + 1;
+      this.#owners.set(accountId, owner);
+    }
+    return owner;
+  }
+}
