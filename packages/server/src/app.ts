@@ -26,6 +26,7 @@ import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
+import { VenueRouter } from "./orders/live";
 import { orderRoutes } from "./orders/routes";
 import { OrdersService } from "./orders/service";
 import { portfolioRoutes } from "./portfolio/routes";
@@ -60,6 +61,7 @@ export interface Services {
   exchange: SandboxExchange;
   sandbox: SandboxAccounts;
   orders: OrdersService;
+  venueRouter: VenueRouter;
   portfolio: PortfolioService;
 }
 
@@ -156,17 +158,31 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     sandbox,
     book: (market) => prices.orderBook(market),
   });
+  // Live keys' orders go to the venues with the account's linked credentials (orders/live.ts).
+  const venueRouter = new VenueRouter({
+    db: runtime.store.db,
+    outbox,
+    clock: runtime.clock,
+    venues,
+    credentials,
+    log: options.log ?? silentLog,
+  });
+  orders.setLiveRouter(venueRouter);
   // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
   live.onFeedEvent((event) => {
     if (event.kind === "status" && event.status !== "open") {
-      // The catalog row is updated by the next sync; settle from the feed's word right away.
-      void orders.settleMarket(event.marketId).catch(() => {});
+      void orders
+        .settleMarket(event.marketId, { status: event.status, resolution: event.resolution })
+        .catch((error) =>
+          (options.log ?? silentLog).warn({ error: String(error) }, "could not settle a market"),
+        );
     }
   });
   catalog.onSynced(() => orders.settleFromCatalog());
   const portfolio = new PortfolioService(runtime.store.db, sandbox, (marketId) =>
     prices.priceMicros(marketId),
   );
+  portfolio.setLiveBalance((owner) => venueRouter.balance(owner));
   return {
     accounts,
     apiKeys,
@@ -182,6 +198,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     exchange,
     sandbox,
     orders,
+    venueRouter,
     portfolio,
   };
 }
@@ -265,6 +282,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     clearInterval(sessionSweep);
     clearInterval(expirySweep);
     services.exchange.stop();
+    await services.venueRouter.stop();
     await services.catalog.stop();
     services.prices.stop();
     await services.live.stop();
@@ -381,6 +399,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     services.alerts.startReloading();
     services.prices.start();
     services.catalog.start();
+    services.venueRouter.start();
   }
   return { app, services, stream };
 }

@@ -14,7 +14,12 @@ import { loadConfig } from "../../src/config";
 import { createRuntime } from "../../src/runtime";
 
 export async function startBenchApp(
-  options: { account?: Parameters<AccountsService["update"]>[1]; build?: BuildOptions } = {},
+  options: {
+    account?: Parameters<AccountsService["update"]>[1];
+    build?: BuildOptions;
+    /** The bench key's type and environment; default a live read-only key. */
+    key?: { type: string; environment?: "live" | "sandbox" };
+  } = {},
 ) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-"));
   const config = loadConfig({
@@ -35,8 +40,12 @@ export async function startBenchApp(
     rate_limit_per_minute: 100_000_000,
     ...options.account,
   });
-  const { secret } = await services.apiKeys.create(account.id, { name: "bench", type: "read_only" });
-  return { runtime, app, services, secret };
+  const { secret } = await services.apiKeys.create(account.id, {
+    name: "bench",
+    type: options.key?.type ?? "read_only",
+    ...(options.key?.environment ? { environment: options.key.environment } : {}),
+  });
+  return { runtime, app, services, secret, accountId: account.id };
 }
 
 /** Open Kalshi markets `kalshi:<ticker>` in the catalog (bid 0.49, ask 0.51), in one transaction. */

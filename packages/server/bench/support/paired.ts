@@ -11,7 +11,10 @@ import autocannon from "autocannon";
 export interface Ready {
   url: string;
   headers: Record<string, string>;
+  /** A sample response body (the bare server answers with these bytes). */
   body: string;
+  /** POST benches: the request bodies sent in turn (the bare server echoes them). */
+  requestBodies?: string[];
 }
 
 export function arg(name: string, fallback: number): number {
@@ -24,26 +27,43 @@ export function announce(ready: Ready): void {
   process.stdout.write(`${JSON.stringify(ready)}\n`);
 }
 
-/** Child mode `bare`: a plain Fastify route at `path` answering `body` as JSON. */
-export async function serveBare(path: string): Promise<void> {
+/**
+ * Child mode `bare`: a plain Fastify route at `path` answering `body` as JSON; with `post`, a POST
+ * route that parses the JSON body and echoes it back.
+ */
+export async function serveBare(path: string, options: { post?: boolean } = {}): Promise<void> {
   const body = process.env["BENCH_BODY"] ?? "{}";
   const Fastify = (await import("fastify")).default;
   const app = Fastify({ logger: false });
-  app.get(path, async (_request, reply) =>
-    reply.header("content-type", "application/json; charset=utf-8").send(body),
-  );
+  if (options.post) app.post(path, async (request) => request.body);
+  else
+    app.get(path, async (_request, reply) =>
+      reply.header("content-type", "application/json; charset=utf-8").send(body),
+    );
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
-  announce({ url: `http://127.0.0.1:${port}${path}`, headers: {}, body });
+  const requestBodies = process.env["BENCH_REQUESTS"]
+    ? (JSON.parse(process.env["BENCH_REQUESTS"]) as string[])
+    : undefined;
+  announce({
+    url: `http://127.0.0.1:${port}${path}`,
+    headers: {},
+    body,
+    ...(requestBodies ? { requestBodies } : {}),
+  });
 }
 
 async function startChild(
   script: string,
   mode: "bare" | "full",
-  body?: string,
+  like?: Ready,
 ): Promise<{ child: ChildProcess; ready: Ready }> {
   const child = spawn(process.execPath, ["--import", "tsx", script, "--child", mode], {
-    env: { ...process.env, ...(body ? { BENCH_BODY: body } : {}) },
+    env: {
+      ...process.env,
+      ...(like ? { BENCH_BODY: like.body } : {}),
+      ...(like?.requestBodies ? { BENCH_REQUESTS: JSON.stringify(like.requestBodies) } : {}),
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const ready = await new Promise<Ready>((resolve, reject) => {
@@ -65,6 +85,15 @@ async function load(ready: Ready, duration: number, connections: number): Promis
     duration,
     connections,
     pipelining: 1,
+    ...(ready.requestBodies
+      ? {
+          requests: ready.requestBodies.map((body) => ({
+            method: "POST" as const,
+            body,
+            headers: { ...ready.headers, "content-type": "application/json" },
+          })),
+        }
+      : {}),
   });
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(`load run had ${result.non2xx} non-2xx responses and ${result.errors} errors`);
@@ -86,7 +115,7 @@ export async function runPaired(options: PairedOptions): Promise<void> {
   const connections = arg("connections", 50);
   const rounds = arg("rounds", 5);
   const full = await startChild(options.script, "full");
-  const bare = await startChild(options.script, "bare", full.ready.body);
+  const bare = await startChild(options.script, "bare", full.ready);
   try {
     // Warm-up: the full stack has more code for V8 to optimize; give both time to reach steady state.
     await load(full.ready, 6, connections);

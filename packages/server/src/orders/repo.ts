@@ -166,3 +166,49 @@ export async function expiredOrders(db: DbOrTrx, environment: string, nowIso: st
 export async function openOrdersOfOwner(db: DbOrTrx, owner: Owner): Promise<OrderRow[]> {
   return cancellableOrders(db, owner, {});
 }
+
+// --- live routing (orders/live.ts) -----------------------------------------------------------------
+
+/** Every (account, venue) with open or pending live orders: what the fill poller visits. */
+export async function liveOrderGroups(db: DbOrTrx): Promise<Array<{ account_id: string; venue: string }>> {
+  return db
+    .selectFrom("orders")
+    .select(["account_id", "venue"])
+    .distinct()
+    .where("environment", "=", "live")
+    .where("status", "in", ["open", "pending"])
+    .orderBy("account_id")
+    .orderBy("venue")
+    .execute();
+}
+
+/** An account's open or pending live orders on one venue, oldest first. */
+export async function openLiveOrders(db: DbOrTrx, accountId: string, venue: string): Promise<OrderRow[]> {
+  return db
+    .selectFrom("orders")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("environment", "=", "live")
+    .where("venue", "=", venue)
+    .where("status", "in", ["open", "pending"])
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
+/** Cash an account's open and pending live buy orders hold back (the live balance's `locked`). */
+export async function liveLocked(db: DbOrTrx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom("orders")
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("locked"), eb.lit(0)).as("total"))
+    .where("account_id", "=", accountId)
+    .where("environment", "=", "live")
+    .where("status", "in", ["open", "pending"])
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+/** Records the venue's id of an order whatever its state (a placement acknowledged after a cancel). */
+export async function setVenueOrderId(db: DbOrTrx, id: string, venueOrderId: string): Promise<void> {
+  await db.updateTable("orders").set({ venue_order_id: venueOrderId }).where("id", "=", id).execute();
+}

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoNow } from "../infra/clock";
+import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import { buyLock } from "../portfolio/ledger";
@@ -52,7 +53,8 @@ export interface LiveRouter {
     market: TradableMarket,
     within: (trx: DbOrTrx, order: OrderRow) => Promise<void>,
   ): Promise<OrderRow>;
-  cancel(owner: Owner, order: OrderRow): Promise<OrderRow>;
+  /** `reason` is the cancel's: user, bulk_cancel. */
+  cancel(owner: Owner, order: OrderRow, reason?: string): Promise<OrderRow>;
 }
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -76,8 +78,33 @@ export interface OrdersDeps {
 
 class IdempotencyRace extends Error {}
 
+/** How long a market's tradability is taken from memory; a sync or a status event clears it sooner. */
+const MARKET_CACHE_MS = 2_000;
+
 export class OrdersService {
-  constructor(private readonly deps: OrdersDeps) {}
+  readonly #markets = new Map<string, { at: number; market: TradableMarket | undefined }>();
+  readonly #batcher: TransactionBatcher;
+
+  constructor(private readonly deps: OrdersDeps) {
+    this.#batcher = new TransactionBatcher(deps.db);
+  }
+
+  /** The catalog's view of a market, kept a moment so a burst of orders reads it once. */
+  async #market(id: string): Promise<TradableMarket | undefined> {
+    const now = this.deps.clock.now();
+    const cached = this.#markets.get(id);
+    if (cached && now - cached.at < MARKET_CACHE_MS) return cached.market;
+    const market = await tradableMarket(this.deps.db, id);
+    if (this.#markets.size >= 10_000) this.#markets.clear();
+    this.#markets.set(id, { at: now, market });
+    return market;
+  }
+
+  /** Forget cached market state (the catalog synced, or a feed reported a status change). */
+  invalidateMarkets(id?: string): void {
+    if (id === undefined) this.#markets.clear();
+    else this.#markets.delete(id);
+  }
 
   setLiveRouter(live: LiveRouter): void {
     this.deps.live = live;
@@ -212,7 +239,7 @@ export class OrdersService {
         });
     }
 
-    const market = await tradableMarket(this.deps.db, input.market_id);
+    const market = await this.#market(input.market_id);
     if (!market)
       throw new AppError("MARKET_NOT_FOUND", `No market ${input.market_id}`, {
         market_ids: [input.market_id],
@@ -308,7 +335,7 @@ export class OrdersService {
     key: string | undefined,
     hash: string,
   ): Promise<OrderRow> {
-    const { db, outbox, exchange, clock } = this.deps;
+    const { outbox, exchange, clock } = this.deps;
     await this.deps.sandbox.ensureFunded(owner);
     const book = await this.deps.book(market);
     if (!book)
@@ -338,7 +365,7 @@ export class OrdersService {
     order.queue_ahead = plan.queueAhead;
     const nowIso = isoNow(clock);
     try {
-      order = await db.transaction().execute(async (trx) => {
+      order = await this.#batcher.run(async (trx) => {
         await this.#claimKey(trx, owner, key, hash);
         let row: OrderRow = { ...order };
         if (row.side === "buy") {
@@ -409,16 +436,45 @@ export class OrdersService {
   ): Promise<OrderRow> {
     const live = this.deps.live;
     if (!live) throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
-    return live.place(owner, order, market, async (trx, row) => {
-      await this.#claimKey(trx, owner, key, hash);
-      await this.deps.outbox.record(trx, {
-        type: "order.created",
-        data: orderCreated(row),
-        accountId: owner.accountId,
-        environment: owner.environment,
+    if (order.type === "market") {
+      // The venue gets the sandbox's bound as the worst price; with nothing on the side the order
+      // takes, the price stays 0 and the router cancels it unfilled, as the sandbox does.
+      const book = await this.deps.book(market);
+      if (!book)
+        throw new AppError(
+          "VENUE_UNAVAILABLE",
+          `Could not read ${market.id}'s order book from ${market.venue}`,
+        );
+      order = { ...order, price: this.#marketOrderPrice(order, market, book) ?? 0 };
+    }
+    try {
+      const placed = await live.place(owner, order, market, async (trx, row) => {
+        await this.#claimKey(trx, owner, key, hash);
+        await this.deps.outbox.record(trx, {
+          type: "order.created",
+          data: orderCreated(row),
+          accountId: owner.accountId,
+          environment: owner.environment,
+        });
+        await this.#keepResponse(trx, owner, key, row);
       });
-      await this.#keepResponse(trx, owner, key, row);
-    });
+      // A retry replays the order as this response shows it (acknowledged by the venue, its first
+      // fills applied), not the pending row the first transaction stored.
+      await this.#keepResponse(this.deps.db, owner, key, placed);
+      return placed;
+    } catch (error) {
+      // The venue refused it, so nothing was placed: free the key and let a retry try again (after,
+      // say, funding the venue account). A 503 keeps it: that order may exist at the venue.
+      if (key && error instanceof AppError && error.code === "VENUE_REJECTED") {
+        await this.deps.db
+          .deleteFrom("idempotency_keys")
+          .where("account_id", "=", owner.accountId)
+          .where("environment", "=", owner.environment)
+          .where("key", "=", key)
+          .execute();
+      }
+      throw error;
+    }
   }
 
   // --- reading -----------------------------------------------------------------------------------
@@ -450,7 +506,7 @@ export class OrdersService {
     if (owner.environment === "live") {
       if (!this.deps.live)
         throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
-      return this.deps.live.cancel(owner, order);
+      return this.deps.live.cancel(owner, order, reason);
     }
     const cancelled = await this.#cancelSandbox(order, reason);
     if (!cancelled) {
@@ -504,8 +560,22 @@ export class OrdersService {
    * A market closed or resolved: sandbox orders on it are cancelled, and at resolution every open
    * position on it (sandbox and live) settles. Idempotent: safe to call on every catalog sync.
    */
-  async settleMarket(marketId: string): Promise<void> {
+  async settleMarket(
+    marketId: string,
+    observed?: { status: "open" | "closed" | "resolved"; resolution: "yes" | "no" | "void" | null },
+  ): Promise<void> {
     const { db, outbox, clock } = this.deps;
+    this.invalidateMarkets(marketId);
+    if (observed) {
+      // A venue feed reported it before the next catalog sync: record it now so what follows (and
+      // the catalog) agree. The sync will write the same.
+      await db
+        .updateTable("markets")
+        .set({ status: observed.status, resolution: observed.resolution, status_changed_at: isoNow(clock) })
+        .where("id", "=", marketId)
+        .where("status", "!=", observed.status)
+        .execute();
+    }
     const market = await tradableMarket(db, marketId);
     if (!market || market.status === "open") return;
     for (const order of await repo.openOrdersOnMarket(db, marketId, "sandbox")) {
@@ -540,6 +610,7 @@ export class OrdersService {
 
   /** Settles every market the catalog reports closed or resolved while exposure remains on it. */
   async settleFromCatalog(): Promise<void> {
+    this.invalidateMarkets();
     for (const market of await settledMarketsWithExposure(this.deps.db)) await this.settleMarket(market.id);
   }
 }

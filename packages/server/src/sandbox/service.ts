@@ -33,10 +33,16 @@ export class SandboxAccounts {
     private readonly clock: Clock,
   ) {}
 
+  /** Accounts known to have a sandbox balance row (it is never deleted, only reset). */
+  readonly #funded = new Set<string>();
+
   /** Creates the sandbox balance with its 10,000 USDC on first use; a no-op afterwards. */
   async ensureFunded(owner: Owner, db: DbOrTrx = this.db): Promise<void> {
-    if (owner.environment !== "sandbox") return;
-    if (await findBalance(db, owner)) return;
+    if (owner.environment !== "sandbox" || this.#funded.has(owner.accountId)) return;
+    if (await findBalance(db, owner)) {
+      this.#funded.add(owner.accountId);
+      return;
+    }
     await this.db.transaction().execute(async (trx) => {
       const nowIso = isoNow(this.clock);
       if (!(await createBalance(trx, owner, SANDBOX_STARTING_BALANCE, nowIso))) return;

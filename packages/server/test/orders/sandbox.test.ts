@@ -3,7 +3,7 @@
  * fills only from real trades after the volume ahead of it, fees per venue, collateral locked and
  * released, settlement at resolution.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { bearer } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
 import {
@@ -304,6 +304,30 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       const positions = (await get(s.t.app, s.key, "/v1/positions?status=all")).data;
       expect(positions[0]).toMatchObject({ status: "closed", size: 0, cost_basis: 0, realized_pnl: 2 });
       expect(await eventsOfType(s.t, "position.closed")).toHaveLength(1);
+      await expectLedgerBalanced(s.t, s.accountId);
+    });
+
+    it("a resolution reported by the venue feed settles at once, before the next catalog sync", async () => {
+      setBook(s.kalshi, book("kalshi:K", { bids: [[0.6, 100]], asks: [[0.4, 100]] }));
+      await placed(s.t.app, s.key, {
+        market_id: "kalshi:K",
+        side: "buy",
+        outcome: "no",
+        price: 0.4,
+        amount: 10,
+      });
+      s.kalshi.emit({ kind: "status", marketId: "kalshi:K", status: "resolved", resolution: "no" });
+      await vi.waitFor(async () => {
+        const [position] = (await get(s.t.app, s.key, "/v1/positions?status=resolved")).data;
+        expect(position).toMatchObject({ outcome: "no", payout: 10, realized_pnl: 6, redeemable: true });
+      });
+      const refused = await place(s.t.app, s.key, {
+        market_id: "kalshi:K",
+        side: "buy",
+        price: 0.4,
+        amount: 1,
+      });
+      expect(refused.json().error.code).toBe("MARKET_CLOSED");
       await expectLedgerBalanced(s.t, s.accountId);
     });
 

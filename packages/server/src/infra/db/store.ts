@@ -42,6 +42,25 @@ export interface OpenStoreOptions {
   poolSize?: number;
 }
 
+/**
+ * Kysely's SQLite driver prepares every query afresh; preparing costs more than running a small
+ * statement. Statements are reusable, so keep them by SQL text (the SQL of a query shape is the same
+ * every time; values are bound). Bounded: an unexpected variety of SQL just clears the cache.
+ */
+function cachePreparedStatements(database: BetterSqlite3.Database): void {
+  const prepare = database.prepare.bind(database);
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  database.prepare = ((source: string) => {
+    let statement = cache.get(source);
+    if (!statement) {
+      statement = prepare(source);
+      if (cache.size >= 2_000) cache.clear();
+      cache.set(source, statement);
+    }
+    return statement;
+  }) as typeof database.prepare;
+}
+
 export async function openStore(config: StoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
   if (config.kind === "sqlite") {
     if (config.file !== ":memory:") fs.mkdirSync(path.dirname(config.file), { recursive: true });
@@ -51,6 +70,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     database.pragma("foreign_keys = ON");
     // The CLI and the server may write the same file at once; wait instead of failing.
     database.pragma("busy_timeout = 5000");
+    cachePreparedStatements(database);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     const dataVersion = database.prepare("PRAGMA data_version").pluck();
     // Reading data_version costs a few microseconds; read it once per turn of the event loop, so a

@@ -1,0 +1,787 @@
+/**
+ * Live routing: a live key's orders go to the venue through the account's own linked credentials
+ * (credentials/), and what the venue then does to them (acknowledges, fills, cancels, expires) comes
+ * back through the same bookkeeping the sandbox uses (bookkeeping.ts), so a live fill moves the
+ * order, the position and the events exactly as a simulated one does.
+ *
+ * Placement is two transactions around one venue call. The first inserts the order `pending` (and
+ * claims the idempotency key, via the service's `within`), so the order exists before any money can
+ * move at the venue; the venue call carries our order id as its client order id; the second stores
+ * the venue's order id (`pending` -> `open`) and applies the fills the venue already reports. What
+ * the venue answered decides the rest:
+ *   - a rejection (bad order, no funds, closed market, refused credentials): nothing was placed, so
+ *     the order is cancelled here (reason `venue`) and the caller gets 422 VENUE_REJECTED;
+ *   - no answer (down, timeout, garbage): the venue may or may not have the order, so it stays
+ *     `pending` and the caller gets 503 VENUE_UNAVAILABLE; the poller then finds it at the venue (by
+ *     client order id, or by its exact shape where the venue does not echo ids) and links it, or
+ *     cancels it here after `pendingGraceMs` without a trace of it.
+ *
+ * Fills are tracked by polling (`pollOnce`, every `pollIntervalMs` once started): for each account
+ * and venue with open live orders, the venue's fills since the oldest such order are applied (each
+ * venue fill at most once per order: its cause key is `venue_fill:<id>`), and orders the venue no
+ * longer lists as open are read one by one to apply their last fills and cancel them here when the
+ * venue cancelled or expired them. Polling rather than the venues' private feeds keeps one code path
+ * for both venues and survives restarts; a feed can later just call `pollOnce` sooner.
+ *
+ * Live cash lives at the venue: no live `balances` row is created or moved here (bookkeeping's
+ * balance updates match nothing for live owners); `balance()` asks the venues instead. A live sell
+ * must be covered by a position crossbook holds for the account (bought through crossbook), which it
+ * reserves as the sandbox does, because a fill of it has to reduce a position whose cost is known.
+ *
+ * Nothing here logs or returns a credential: logs carry account, order and venue ids and the venue's
+ * error kind and message only.
+ */
+import type { CredentialsService } from "../credentials/service";
+import type { Outbox } from "../events/outbox";
+import { AppError } from "../http/errors";
+import { type Clock, isoFromMs, isoNow } from "../infra/clock";
+import type { Db, DbOrTrx } from "../infra/db/store";
+import { buyLock } from "../portfolio/ledger";
+import { findPositionByKey, reservePosition } from "../portfolio/repo";
+import { MICROS } from "../venues/decimal";
+import { isVenueError, type VenueError } from "../venues/errors";
+import type { VenueId } from "../venues/model";
+import type { Venue, VenueCredentials, VenueFill, VenueOrder } from "../venues/venue";
+import { applyFill, type Bookkeeping, cancelOrderRow, type FillInput, feeModelOf } from "./bookkeeping";
+import { type TradableMarket, tradableMarket } from "./markets";
+import type { OrderRow, Owner } from "./repo";
+import * as repo from "./repo";
+import type { LiveRouter } from "./service";
+
+export interface RouterLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface VenueRouterDeps {
+  db: Db;
+  outbox: Outbox;
+  clock: Clock;
+  venues: ReadonlyMap<VenueId, Venue>;
+  credentials: Pick<CredentialsService, "credentialsFor" | "list" | "open">;
+  log: RouterLog;
+}
+
+export interface VenueRouterOptions {
+  /** Fill polling period once `start()`ed. Default 5 s. */
+  pollIntervalMs?: number;
+  /**
+   * How long a `pending` order the venue never acknowledged is looked for at the venue before it is
+   * taken as never placed and cancelled here. Default 2 min.
+   */
+  pendingGraceMs?: number;
+}
+
+/** What one poll did (tests and logs). */
+export interface PollSummary {
+  /** (account, venue) pairs visited. */
+  visited: number;
+  fills: number;
+  /** Pending orders found at the venue and linked to it. */
+  linked: number;
+  cancelled: number;
+  errors: number;
+}
+
+export const DEFAULT_POLL_INTERVAL_MS = 5_000;
+export const DEFAULT_PENDING_GRACE_MS = 120_000;
+/**
+ * Fill queries start this long before the time they need: venue timestamps are in whole seconds,
+ * some venues filter with a strict `>`, and clocks differ a little. Re-reading a fill is harmless.
+ */
+const FILL_LOOKBACK_MS = 60_000;
+
+type Liquidity = FillInput["liquidity"];
+
+export class VenueRouter implements LiveRouter {
+  readonly #pollIntervalMs: number;
+  readonly #pendingGraceMs: number;
+  #timer: NodeJS.Timeout | null = null;
+  #polling: Promise<PollSummary> | null = null;
+  /** Newest venue fill time seen per account and venue: later polls ask only for what follows. */
+  readonly #highWater = new Map<string, number>();
+
+  constructor(
+    private readonly deps: VenueRouterDeps,
+    options: VenueRouterOptions = {},
+  ) {
+    this.#pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.#pendingGraceMs = options.pendingGraceMs ?? DEFAULT_PENDING_GRACE_MS;
+  }
+
+  // --- placing -----------------------------------------------------------------------------------
+
+  async place(
+    owner: Owner,
+    draft: OrderRow,
+    market: TradableMarket,
+    within: (trx: DbOrTrx, order: OrderRow) => Promise<void>,
+  ): Promise<OrderRow> {
+    const { db, outbox, clock } = this.deps;
+    const venue = this.#tradingVenue(market.venue);
+    const credentials = await this.#credentialsFor(owner.accountId, market.venue);
+    const nowIso = isoNow(clock);
+    const fees = feeModelOf(market, market.feeRateBps);
+
+    const order = await db.transaction().execute(async (trx) => {
+      const row: OrderRow = { ...draft, status: "pending", updated_at: nowIso };
+      if (row.side === "buy") {
+        row.locked = buyLock(fees, row.price, row.amount);
+      } else {
+        const held = await findPositionByKey(trx, owner, market.id, row.outcome);
+        const ok = held ? await reservePosition(trx, held.id, row.amount, nowIso) : false;
+        if (!ok)
+          throw new AppError(
+            "INSUFFICIENT_POSITION",
+            "A live sell needs contracts bought through crossbook and not promised to other sell orders",
+            {
+              outcome: row.outcome,
+              amount: row.amount / MICROS,
+              held: (held?.size ?? 0) / MICROS,
+              reserved: (held?.reserved ?? 0) / MICROS,
+            },
+          );
+        row.position_id = held!.id;
+      }
+      await repo.insertOrder(trx, row);
+      await within(trx, row);
+      // A market order with nothing on the side it takes (the service found no bound): accepted and
+      // cancelled unfilled, as in the sandbox, without troubling the venue.
+      if (row.type === "market" && row.price === 0) {
+        return (await cancelOrderRow(trx, { outbox, nowIso }, row, unfilledReason(row))) ?? row;
+      }
+      return row;
+    });
+    if (order.status !== "pending") return order;
+
+    let placed: VenueOrder;
+    try {
+      placed = await venue.placeOrder(credentials, {
+        marketId: order.market_id,
+        outcome: order.outcome as "yes" | "no",
+        side: order.side as "buy" | "sell",
+        type: order.type as "limit" | "market",
+        price: order.price,
+        size: order.amount,
+        timeInForce: order.time_in_force as "GTC" | "GTD" | "IOC" | "FOK",
+        ...(order.expires_at ? { expiresAt: order.expires_at } : {}),
+        // Our id, not the caller's client_order_id: unique per order, and what reconciliation
+        // looks for when the venue's answer was lost.
+        clientOrderId: order.id,
+      });
+    } catch (error) {
+      throw await this.#placementFailed(order, error);
+    }
+
+    let fills: VenueFill[] = [];
+    if (placed.filledSize > 0) {
+      try {
+        fills = await this.#fillsOf(venue, credentials, order, placed.venueOrderId);
+      } catch (error) {
+        // The poller applies them; the order is acknowledged either way.
+        this.#warn(error, { order_id: order.id, venue: venue.id }, "could not read the fills of a new order");
+      }
+    }
+    return this.#acknowledge(order, placed, fills, market, venue, credentials);
+  }
+
+  /** Maps a failed venue call at placement to the caller's error, settling the order first. */
+  async #placementFailed(order: OrderRow, error: unknown): Promise<AppError> {
+    const venue = order.venue as VenueId;
+    const certain =
+      isVenueError(error) && ["rejected", "not_found", "auth_failed", "rate_limited"].includes(error.kind);
+    if (certain) {
+      // The venue refused the request outright: nothing rests there, so nothing stays held here.
+      const nowIso = isoNow(this.deps.clock);
+      await this.deps.db
+        .transaction()
+        .execute((trx) => cancelOrderRow(trx, { outbox: this.deps.outbox, nowIso }, order, "venue"));
+      this.deps.log.info(
+        { order_id: order.id, venue, kind: error.kind, reason: error.details.venueMessage ?? error.message },
+        "venue refused a live order",
+      );
+      if (error.kind === "rate_limited")
+        return unavailable(error, { order_id: order.id, status: "cancelled" });
+      return rejection(error, order.id);
+    }
+    this.#warn(
+      error,
+      { order_id: order.id, venue },
+      "live order outcome unknown; left pending for reconciliation",
+    );
+    const appError = new AppError(
+      "VENUE_UNAVAILABLE",
+      `${venue} did not confirm the order; it stays pending until crossbook finds it at ${venue} or, ` +
+        "failing that, cancels it (GET the order to follow it)",
+      {
+        venue,
+        order_id: order.id,
+        status: "pending",
+        reason: isVenueError(error) ? error.kind : "unknown",
+      },
+    );
+    const retryAfter = isVenueError(error) ? error.retryAfterMs : undefined;
+    if (retryAfter !== undefined)
+      appError.withHeaders({ "Retry-After": String(Math.ceil(retryAfter / 1000)) });
+    return appError;
+  }
+
+  /** Transaction 2: the venue's id, `pending` -> `open`, the fills known, a venue-side close. */
+  async #acknowledge(
+    order: OrderRow,
+    placed: VenueOrder,
+    fills: VenueFill[],
+    market: TradableMarket,
+    venue: Venue,
+    credentials: VenueCredentials,
+  ): Promise<OrderRow> {
+    const { db, outbox, clock } = this.deps;
+    const nowIso = isoNow(clock);
+    const linked: OrderRow = {
+      ...order,
+      venue_order_id: placed.venueOrderId,
+      status: "open",
+      updated_at: nowIso,
+    };
+    let result: OrderRow | null;
+    try {
+      result = await db.transaction().execute(async (trx) => {
+        if (!(await repo.updateOrderIf(trx, order, linked))) return null;
+        const ctx = { outbox, nowIso, title: market.title };
+        const { row } = await applyVenueFills(trx, ctx, linked, fills, "taker", market.feeRateBps);
+        return closeIfVenueClosed(trx, ctx, row, placed);
+      });
+    } catch (error) {
+      // A fill that does not apply must not cost the venue id: store the link alone, the poller
+      // applies the fills.
+      this.#warn(error, { order_id: order.id, venue: venue.id }, "could not apply a new order's fills");
+      await repo.updateOrderIf(db, order, linked);
+      return (await repo.orderById(db, order.id)) ?? linked;
+    }
+    if (result) return result;
+
+    // Cancelled here while the venue call was in flight (a cancel of a pending order is local):
+    // keep the venue's id on record and take the order off the venue too.
+    await repo.setVenueOrderId(db, order.id, placed.venueOrderId);
+    try {
+      await venue.cancelOrder(credentials, placed.venueOrderId);
+    } catch (error) {
+      this.#warn(
+        error,
+        { order_id: order.id, venue: venue.id, venue_order_id: placed.venueOrderId },
+        "an order cancelled during placement could not be cancelled at the venue",
+      );
+    }
+    return (await repo.orderById(db, order.id)) ?? linked;
+  }
+
+  // --- cancelling --------------------------------------------------------------------------------
+
+  async cancel(owner: Owner, order: OrderRow, reason = "user"): Promise<OrderRow> {
+    const { db, outbox, clock } = this.deps;
+    if (!order.venue_order_id) {
+      // Never acknowledged: nothing rests at the venue under a known id. A placement still in flight
+      // finds the order cancelled and cancels its venue twin (see #acknowledge).
+      const cancelled = await db
+        .transaction()
+        .execute((trx) => cancelOrderRow(trx, { outbox, nowIso: isoNow(clock) }, order, reason));
+      return cancelled ?? this.#afterRace(owner, order.id, reason);
+    }
+
+    const venue = this.#tradingVenue(order.venue as VenueId);
+    const credentials = await this.#credentialsFor(owner.accountId, order.venue as VenueId);
+    let atVenue: VenueOrder | undefined;
+    let closedBefore = false;
+    try {
+      atVenue = await venue.cancelOrder(credentials, order.venue_order_id);
+    } catch (error) {
+      if (!isVenueError(error) || (error.kind !== "rejected" && error.kind !== "not_found"))
+        throw mapVenueError(error, order.id);
+      // Refused: most likely already filled or cancelled there. Find out which.
+      closedBefore = true;
+      try {
+        atVenue = await venue.getOrder(credentials, order.venue_order_id);
+      } catch (readError) {
+        if (!(isVenueError(readError) && readError.kind === "not_found"))
+          throw mapVenueError(readError, order.id);
+      }
+      if (atVenue && (atVenue.status === "open" || atVenue.status === "pending"))
+        throw rejection(error, order.id);
+    }
+
+    if (atVenue && atVenue.filledSize > order.filled_amount) {
+      const fills = await this.#fillsOf(venue, credentials, order, order.venue_order_id).catch((error) => {
+        throw mapVenueError(error, order.id);
+      });
+      await this.#applyFillsTo(order, fills, "maker");
+    }
+    const fresh = (await repo.orderById(db, order.id)) ?? order;
+    if (!repo.CANCELLABLE.has(fresh.status)) throw notCancellable(fresh);
+    if (atVenue && fresh.filled_amount < atVenue.filledSize) {
+      // The venue reports fills it does not list yet: cancelling here now would shut them out.
+      throw new AppError(
+        "VENUE_UNAVAILABLE",
+        `${venue.id} took the order off its book but has not reported all its fills yet; the order is reconciled shortly`,
+        { venue: venue.id, order_id: order.id, reason: "fills_pending" },
+      );
+    }
+    const why = closedBefore ? closedReason(fresh, clock) : reason;
+    const cancelled = await db
+      .transaction()
+      .execute((trx) => cancelOrderRow(trx, { outbox, nowIso: isoNow(clock) }, fresh, why));
+    return cancelled ?? this.#afterRace(owner, order.id, reason);
+  }
+
+  /** The order changed under a cancel: report what it is now, or cancel the new state once more. */
+  async #afterRace(owner: Owner, id: string, reason: string): Promise<OrderRow> {
+    const now = await repo.findOrder(this.deps.db, owner, id);
+    if (!now) throw new AppError("ORDER_NOT_FOUND", `No order ${id}`, { order_id: id });
+    if (repo.CANCELLABLE.has(now.status) && now.venue_order_id) return this.cancel(owner, now, reason);
+    throw notCancellable(now);
+  }
+
+  // --- polling -----------------------------------------------------------------------------------
+
+  start(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => {
+      this.pollOnce().catch((error) => this.#warn(error, {}, "live order poll failed"));
+    }, this.#pollIntervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#polling?.catch(() => {});
+  }
+
+  /** One pass over every account and venue with open live orders. Concurrent calls share a pass. */
+  pollOnce(): Promise<PollSummary> {
+    if (!this.#polling) {
+      this.#polling = this.#poll().finally(() => {
+        this.#polling = null;
+      });
+    }
+    return this.#polling;
+  }
+
+  async #poll(): Promise<PollSummary> {
+    const summary: PollSummary = { visited: 0, fills: 0, linked: 0, cancelled: 0, errors: 0 };
+    for (const group of await repo.liveOrderGroups(this.deps.db)) {
+      summary.visited++;
+      try {
+        await this.#pollGroup(group.account_id, group.venue as VenueId, summary);
+      } catch (error) {
+        summary.errors++;
+        this.#warn(error, { account_id: group.account_id, venue: group.venue }, "could not poll live orders");
+      }
+    }
+    return summary;
+  }
+
+  async #pollGroup(accountId: string, venueId: VenueId, summary: PollSummary): Promise<void> {
+    const { db } = this.deps;
+    const venue = this.deps.venues.get(venueId);
+    if (!venue?.capabilities.supports.trading) return;
+    const credentials = await this.deps.credentials.credentialsFor(accountId, venueId);
+    if (!credentials) {
+      this.deps.log.warn(
+        { account_id: accountId, venue: venueId },
+        "open live orders on a venue the account unlinked; they are tracked again once it is linked",
+      );
+      return;
+    }
+    const orders = await repo.openLiveOrders(db, accountId, venueId);
+    const linked = orders.filter((o) => o.venue_order_id);
+
+    // 1. New fills of acknowledged orders.
+    if (linked.length > 0) {
+      const key = `${accountId}\u0000${venueId}`;
+      const oldest = Math.min(...linked.map((o) => Date.parse(o.created_at)));
+      const since = Math.max(oldest, this.#highWater.get(key) ?? 0) - FILL_LOOKBACK_MS;
+      const fills = await venue.listFills(credentials, { since: isoFromMs(since) });
+      const byOrder = groupBy(fills, (f) => f.venueOrderId);
+      let complete = true;
+      for (const order of linked) {
+        const mine = byOrder.get(order.venue_order_id!);
+        if (!mine) continue;
+        try {
+          summary.fills += await this.#applyFillsTo(order, mine, "maker");
+        } catch (error) {
+          complete = false;
+          summary.errors++;
+          this.#warn(error, { order_id: order.id, venue: venueId }, "could not apply live fills");
+        }
+      }
+      const newest = Math.max(...fills.map((f) => Date.parse(f.timestamp)).filter(Number.isFinite));
+      if (complete && Number.isFinite(newest)) this.#highWater.set(key, newest);
+    }
+
+    // 2. Orders the venue no longer lists as open, and pending ones it never acknowledged.
+    const still = await repo.openLiveOrders(db, accountId, venueId);
+    if (still.length === 0) return;
+    const open = await venue.listOrders(credentials, { openOnly: true });
+    const openIds = new Set(open.map((o) => o.venueOrderId));
+    const known = new Set(still.map((o) => o.venue_order_id).filter((id): id is string => id !== null));
+    for (const order of still) {
+      try {
+        if (order.venue_order_id) {
+          if (!openIds.has(order.venue_order_id))
+            await this.#reconcileClosed(order, venue, credentials, summary);
+        } else {
+          await this.#reconcilePending(order, venue, credentials, open, known, summary);
+        }
+      } catch (error) {
+        summary.errors++;
+        this.#warn(error, { order_id: order.id, venue: venueId }, "could not reconcile a live order");
+      }
+    }
+  }
+
+  /** An acknowledged order missing from the venue's open list: catch up on fills, then close it. */
+  async #reconcileClosed(
+    order: OrderRow,
+    venue: Venue,
+    credentials: VenueCredentials,
+    summary: PollSummary,
+  ): Promise<void> {
+    let atVenue: VenueOrder | undefined;
+    try {
+      atVenue = await venue.getOrder(credentials, order.venue_order_id!);
+    } catch (error) {
+      if (!(isVenueError(error) && error.kind === "not_found")) throw error;
+    }
+    if (atVenue && (atVenue.status === "open" || atVenue.status === "pending")) return; // list lag
+    if (atVenue && atVenue.filledSize > order.filled_amount) {
+      const fills = await this.#fillsOf(venue, credentials, order, order.venue_order_id!);
+      summary.fills += await this.#applyFillsTo(order, fills, "maker");
+    }
+    const fresh = await repo.orderById(this.deps.db, order.id);
+    if (!fresh || !repo.CANCELLABLE.has(fresh.status)) return;
+    if (atVenue && fresh.filled_amount < atVenue.filledSize) return; // fills not listed yet: next poll
+    const { db, outbox, clock } = this.deps;
+    const cancelled = await db
+      .transaction()
+      .execute((trx) =>
+        cancelOrderRow(trx, { outbox, nowIso: isoNow(clock) }, fresh, closedReason(fresh, clock)),
+      );
+    if (cancelled) summary.cancelled++;
+  }
+
+  /** A pending order the venue never acknowledged to us: find it there, or give it up in time. */
+  async #reconcilePending(
+    order: OrderRow,
+    venue: Venue,
+    credentials: VenueCredentials,
+    open: VenueOrder[],
+    known: Set<string>,
+    summary: PollSummary,
+  ): Promise<void> {
+    let match =
+      open.find((o) => o.clientOrderId === order.id) ??
+      open.find((o) => !known.has(o.venueOrderId) && o.clientOrderId === null && sameShape(o, order));
+    if (!match) {
+      // Venues that list closed orders too (Kalshi) also find one that already filled or was cancelled.
+      const all = await venue.listOrders(credentials, { marketId: order.market_id });
+      match = all.find((o) => o.clientOrderId === order.id);
+    }
+    const { db, outbox, clock } = this.deps;
+    if (match) {
+      known.add(match.venueOrderId);
+      const linked: OrderRow = {
+        ...order,
+        venue_order_id: match.venueOrderId,
+        status: "open",
+        updated_at: isoNow(clock),
+      };
+      if (!(await repo.updateOrderIf(db, order, linked))) return;
+      summary.linked++;
+      this.deps.log.info(
+        { order_id: order.id, venue: venue.id, venue_order_id: match.venueOrderId },
+        "pending live order found at the venue",
+      );
+      if (match.status === "open" || match.status === "pending") {
+        if (match.filledSize > 0) {
+          const fills = await this.#fillsOf(venue, credentials, linked, match.venueOrderId);
+          summary.fills += await this.#applyFillsTo(linked, fills, "maker");
+        }
+      } else {
+        await this.#reconcileClosed(linked, venue, credentials, summary);
+      }
+      return;
+    }
+    if (clock.now() - Date.parse(order.created_at) < this.#pendingGraceMs) return;
+    const cancelled = await db
+      .transaction()
+      .execute((trx) => cancelOrderRow(trx, { outbox, nowIso: isoNow(clock) }, order, "venue"));
+    if (cancelled) {
+      summary.cancelled++;
+      this.deps.log.warn(
+        { order_id: order.id, venue: venue.id, market_id: order.market_id },
+        "pending live order not found at the venue after the grace period; cancelled here",
+      );
+    }
+  }
+
+  // --- balance -----------------------------------------------------------------------------------
+
+  /**
+   * Live cash: `available` is the sum of what each linked venue reports, `locked` what the account's
+   * open and pending live buy orders hold back by crossbook's reckoning. A venue that cannot be
+   * asked makes the whole answer a 503: a partial sum would look like lost money.
+   */
+  async balance(owner: Owner): Promise<{ available: number; locked: number }> {
+    const rows = await this.deps.credentials.list(owner);
+    const amounts = await Promise.all(
+      rows.map(async (row) => {
+        const venue = this.deps.venues.get(row.venue as VenueId);
+        if (!venue) return 0;
+        let credentials: VenueCredentials;
+        try {
+          credentials = this.deps.credentials.open(row);
+        } catch {
+          throw unreadableCredentials(row.venue);
+        }
+        try {
+          return await venue.getBalance(credentials);
+        } catch (error) {
+          this.#warn(
+            error,
+            { account_id: owner.accountId, venue: venue.id },
+            "could not read a venue balance",
+          );
+          throw mapVenueError(error);
+        }
+      }),
+    );
+    const available = amounts.reduce((sum, amount) => sum + amount, 0);
+    return { available, locked: await repo.liveLocked(this.deps.db, owner.accountId) };
+  }
+
+  // --- helpers -----------------------------------------------------------------------------------
+
+  #tradingVenue(id: VenueId): Venue {
+    const venue = this.deps.venues.get(id);
+    if (!venue)
+      throw new AppError("VENUE_UNAVAILABLE", `${id} is not enabled on this server`, {
+        venue: id,
+        reason: "disabled",
+      });
+    if (!venue.capabilities.supports.trading)
+      throw new AppError("UNSUPPORTED_ORDER_TYPE", `${id} does not take orders through crossbook`, {
+        venue: id,
+      });
+    return venue;
+  }
+
+  async #credentialsFor(accountId: string, venue: VenueId): Promise<VenueCredentials> {
+    let credentials: VenueCredentials | undefined;
+    try {
+      credentials = await this.deps.credentials.credentialsFor(accountId, venue);
+    } catch (error) {
+      this.deps.log.error(
+        { account_id: accountId, venue, error: (error as Error).message },
+        "linked venue credentials could not be opened",
+      );
+      throw unreadableCredentials(venue);
+    }
+    if (!credentials)
+      throw new AppError(
+        "VENUE_NOT_LINKED",
+        `Link a ${venue} account (POST /v1/venue-credentials) before trading live on ${venue}`,
+        { venue },
+      );
+    return credentials;
+  }
+
+  /** The venue's fills of one order (since shortly before it was created here). */
+  async #fillsOf(
+    venue: Venue,
+    credentials: VenueCredentials,
+    order: OrderRow,
+    venueOrderId: string,
+  ): Promise<VenueFill[]> {
+    const since = isoFromMs(Date.parse(order.created_at) - FILL_LOOKBACK_MS);
+    const fills = await venue.listFills(credentials, { marketId: order.market_id, since });
+    return fills.filter((f) => f.venueOrderId === venueOrderId);
+  }
+
+  /** Applies venue fills to an order in one transaction, on its current state; returns how many. */
+  async #applyFillsTo(order: OrderRow, fills: VenueFill[], liquidity: Liquidity): Promise<number> {
+    if (fills.length === 0) return 0;
+    const { db, outbox, clock } = this.deps;
+    const market = await tradableMarket(db, order.market_id);
+    return db.transaction().execute(async (trx) => {
+      const fresh = await repo.orderById(trx, order.id);
+      if (!fresh) return 0;
+      const ctx = { outbox, nowIso: isoNow(clock), title: market?.title ?? order.market_id };
+      const { applied } = await applyVenueFills(
+        trx,
+        ctx,
+        fresh,
+        fills,
+        liquidity,
+        market?.feeRateBps ?? null,
+      );
+      return applied;
+    });
+  }
+
+  #warn(error: unknown, fields: Record<string, unknown>, msg: string): void {
+    const described = isVenueError(error)
+      ? { kind: error.kind, error: error.message }
+      : { error: error instanceof Error ? error.message : String(error) };
+    this.deps.log.warn({ ...fields, ...described }, msg);
+  }
+}
+
+// --- pure pieces -----------------------------------------------------------------------------------
+
+/** A venue fill as bookkeeping takes it, in the order's own outcome. */
+export function fillInput(order: OrderRow, fill: VenueFill, liquidity: Liquidity): FillInput {
+  return {
+    // A venue that reports the other leg (buy YES at p is sell NO at 1 − p) is turned round.
+    price: fill.outcome === order.outcome ? fill.price : MICROS - fill.price,
+    size: fill.size,
+    fee: fill.fee,
+    liquidity,
+    cause: { kind: "venue_fill", venue_fill_id: fill.venueFillId },
+    causeKey: `venue_fill:${fill.venueFillId}`,
+  };
+}
+
+async function applyVenueFills(
+  trx: DbOrTrx,
+  ctx: Bookkeeping,
+  order: OrderRow,
+  fills: VenueFill[],
+  liquidity: Liquidity,
+  feeRateBps: number | null,
+): Promise<{ row: OrderRow; applied: number }> {
+  const fees = feeModelOf(order, feeRateBps);
+  const ordered = [...fills].sort(
+    (a, b) => a.timestamp.localeCompare(b.timestamp) || a.venueFillId.localeCompare(b.venueFillId),
+  );
+  let row = order;
+  let applied = 0;
+  for (const fill of ordered) {
+    if (!repo.CANCELLABLE.has(row.status)) break;
+    const next = await applyFill(trx, ctx, row, fillInput(row, fill, liquidity), fees);
+    if (next) {
+      row = next;
+      applied++;
+    }
+  }
+  return { row, applied };
+}
+
+/** The venue already closed the order (an IOC remainder, say) and every fill it reports is applied. */
+async function closeIfVenueClosed(
+  trx: DbOrTrx,
+  ctx: Bookkeeping,
+  row: OrderRow,
+  atVenue: VenueOrder,
+): Promise<OrderRow> {
+  if (atVenue.status !== "cancelled" || !repo.CANCELLABLE.has(row.status)) return row;
+  if (row.filled_amount < atVenue.filledSize) return row; // fills still to come: the poller
+  const reason =
+    row.time_in_force === "IOC" ? "unfilled_ioc" : row.time_in_force === "FOK" ? "unfilled_fok" : "venue";
+  return (await cancelOrderRow(trx, ctx, row, reason)) ?? row;
+}
+
+function unfilledReason(order: OrderRow): string {
+  return order.time_in_force === "FOK" ? "unfilled_fok" : "unfilled_ioc";
+}
+
+/** Why the venue closed an order it no longer lists: its GTD time ran out, or the venue's doing. */
+function closedReason(order: OrderRow, clock: Clock): string {
+  if (order.time_in_force === "IOC") return "unfilled_ioc";
+  if (order.time_in_force === "FOK") return "unfilled_fok";
+  if (order.expires_at && Date.parse(order.expires_at) <= clock.now()) return "expired";
+  return "venue";
+}
+
+function sameShape(atVenue: VenueOrder, order: OrderRow): boolean {
+  return (
+    atVenue.marketId === order.market_id &&
+    atVenue.outcome === order.outcome &&
+    atVenue.side === order.side &&
+    atVenue.price === order.price &&
+    atVenue.size === order.amount
+  );
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k);
+    if (list) list.push(item);
+    else groups.set(k, [item]);
+  }
+  return groups;
+}
+
+function notCancellable(order: OrderRow): AppError {
+  return new AppError("ORDER_NOT_CANCELLABLE", `Order ${order.id} is ${order.status}`, {
+    order_id: order.id,
+    status: order.status,
+  });
+}
+
+function unreadableCredentials(venue: string): AppError {
+  return new AppError(
+    "VENUE_NOT_LINKED",
+    `The linked ${venue} credentials cannot be read on this server any more; link ${venue} again`,
+    { venue, reason: "unreadable" },
+  );
+}
+
+/** The venue said no: 422 with its reason (credentials it refused included; never a 5xx). */
+function rejection(error: VenueError, orderId?: string): AppError {
+  const ids = orderId ? { order_id: orderId } : {};
+  if (error.kind === "auth_failed")
+    return new AppError(
+      "VENUE_REJECTED",
+      `${error.venue} rejected the linked credentials; check them at ${error.venue} and link them again`,
+      { venue: error.venue, reason: "venue rejected the linked credentials", ...ids },
+    );
+  const reason = error.details.venueMessage ?? error.message;
+  return new AppError("VENUE_REJECTED", `${error.venue} rejected the order: ${reason}`, {
+    venue: error.venue,
+    reason,
+    ...(error.details.venueCode ? { venue_code: error.details.venueCode } : {}),
+    ...ids,
+  });
+}
+
+function unavailable(error: VenueError, details: Record<string, unknown> = {}): AppError {
+  const appError = new AppError(
+    "VENUE_UNAVAILABLE",
+    `${error.venue} could not be reached (${error.kind}); try again shortly`,
+    {
+      venue: error.venue,
+      reason: error.kind,
+      ...details,
+    },
+  );
+  if (error.retryAfterMs !== undefined)
+    appError.withHeaders({ "Retry-After": String(Math.ceil(error.retryAfterMs / 1000)) });
+  return appError;
+}
+
+/** Any failed venue call outside placement: a refusal is 422, the rest 503. */
+function mapVenueError(error: unknown, orderId?: string): AppError {
+  if (error instanceof AppError) return error;
+  if (!isVenueError(error)) {
+    return new AppError("VENUE_UNAVAILABLE", "The venue's answer could not be used; try again shortly", {
+      ...(orderId ? { order_id: orderId } : {}),
+      reason: "unknown",
+    });
+  }
+  if (error.kind === "rejected" || error.kind === "not_found" || error.kind === "auth_failed")
+    return rejection(error, orderId);
+  return unavailable(error, orderId ? { order_id: orderId } : {});
+}
