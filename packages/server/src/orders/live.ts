@@ -261,8 +261,16 @@ export class VenueRouter implements LiveRouter {
     }
     if (result) return result;
 
-    // Cancelled here while the venue call was in flight (a cancel of a pending order is local):
-    // keep the venue's id on record and take the order off the venue too.
+    // The order changed while the venue call was in flight. The poller may have found it at the
+    // venue and linked it first: then only the fills known here are left to apply.
+    const fresh = await repo.orderById(db, order.id);
+    if (fresh?.venue_order_id === placed.venueOrderId) {
+      if (repo.CANCELLABLE.has(fresh.status)) await this.#applyFillsTo(fresh, fills, "taker");
+      return (await repo.orderById(db, order.id)) ?? fresh;
+    }
+    if (fresh && fresh.status !== "cancelled") return fresh;
+    // Cancelled here meanwhile (a cancel of a pending order is local): keep the venue's id on
+    // record and take the order off the venue too.
     await repo.setVenueOrderId(db, order.id, placed.venueOrderId);
     try {
       await venue.cancelOrder(credentials, placed.venueOrderId);

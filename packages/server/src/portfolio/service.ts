@@ -41,12 +41,21 @@ export interface BalanceView {
   updatedAt: string | null;
 }
 
+/** Live cash as the venues report it (orders/live.ts): live money is not in the `balances` table. */
+export type LiveBalance = (owner: Owner) => Promise<{ available: number; locked: number }>;
+
 export class PortfolioService {
+  #liveBalance: LiveBalance | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly sandbox: SandboxAccounts,
     private readonly yesMark: YesMark,
   ) {}
+
+  setLiveBalance(liveBalance: LiveBalance): void {
+    this.#liveBalance = liveBalance;
+  }
 
   mark(row: PositionRow): MarkedPosition {
     if (row.status === "resolved" || row.size === 0) {
@@ -81,12 +90,13 @@ export class PortfolioService {
    */
   async balance(owner: Owner): Promise<BalanceView> {
     await this.sandbox.ensureFunded(owner);
-    const [row, positionsCost] = await Promise.all([
+    const [row, positionsCost, live] = await Promise.all([
       findBalance(this.db, owner),
       costBasisTotal(this.db, owner),
+      owner.environment === "live" && this.#liveBalance ? this.#liveBalance(owner) : undefined,
     ]);
-    const available = row?.available ?? 0;
-    const locked = row?.locked ?? 0;
+    const available = live?.available ?? row?.available ?? 0;
+    const locked = live?.locked ?? row?.locked ?? 0;
     return {
       environment: owner.environment,
       currency: owner.environment === "sandbox" ? "USDC (sandbox)" : "USD",

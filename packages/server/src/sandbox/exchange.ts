@@ -292,6 +292,11 @@ export class SandboxExchange {
       for (const fill of fills) {
         const order = await orderById(trx, fill.orderId);
         if (!order) continue;
+        if (order.status !== "open") {
+          // Cancelled elsewhere (another instance, a reset): it should not be resting here.
+          this.forget(order.id, order.market_id);
+          continue;
+        }
         const cause: FillCause = {
           kind: "trade",
           venue_trade_id: trade.venueTradeId,

@@ -1,0 +1,669 @@
+/**
+ * Live routing against the fake venues, through the real adapters and the API: a live key's order
+ * reaches the venue with the account's linked credentials, the venue's fills come back through the
+ * poller into the same bookkeeping the sandbox uses, cancels reach the venue, a venue refusal is a
+ * 422 with the venue's reason, a venue that does not answer a 503 with the order left pending and
+ * reconciled later. And the isolation the issue asks for: a sandbox key never reaches a venue's
+ * trading endpoints, and live activity never touches the sandbox ledger.
+ */
+import { generateKeyPairSync, randomUUID } from "node:crypto";
+import { type KalshiFake, startKalshiFake } from "@crossbook/fakes/kalshi";
+import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polymarket";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock, systemClock } from "../../src/infra/clock";
+import { liveOrderGroups } from "../../src/orders/repo";
+import { createKalshiVenue } from "../../src/venues/kalshi/adapter";
+import type { VenueId } from "../../src/venues/model";
+import { PolymarketVenue } from "../../src/venues/polymarket/adapter";
+import type { Venue, VenueCredentials } from "../../src/venues/venue";
+import { bearer, createKey, createTestApp, expectError, signup, type TestApp } from "../support/app";
+import { STORE_BACKENDS } from "../support/backends";
+import { eventsOfType, get, place, placed } from "./setup";
+
+const quiet = { info() {}, warn() {} };
+
+describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
+  let polymarket: PolymarketFake;
+  let kalshi: KalshiFake;
+  let venues: Map<VenueId, Venue>;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    polymarket = await startPolymarketFake();
+    kalshi = await startKalshiFake();
+    const http = { backoffBaseMs: 1, backoffCapMs: 5 };
+    venues = new Map<VenueId, Venue>([
+      [
+        "polymarket",
+        new PolymarketVenue({
+          gammaUrl: polymarket.gammaUrl,
+          clobUrl: polymarket.clobUrl,
+          dataUrl: polymarket.dataUrl,
+          wsUrl: polymarket.wsUrl,
+          clock: systemClock,
+          log: quiet,
+          http,
+        }),
+      ],
+      [
+        "kalshi",
+        createKalshiVenue({
+          apiUrl: kalshi.apiUrl,
+          wsUrl: kalshi.wsUrl,
+          clock: systemClock,
+          log: quiet,
+          http,
+        }),
+      ],
+    ]);
+    // The venues stamp fills with the real time; crossbook's clock starts there too.
+    t = await createTestApp({
+      store,
+      venues,
+      clock: new ManualClock(Date.now()),
+      // One account per test, all from one address.
+      config: { loginAttemptsPerMinute: 1_000 },
+    });
+    await t.services.catalog.syncVenue("kalshi");
+    await t.services.catalog.syncVenue("polymarket");
+  }, 60_000);
+
+  afterAll(async () => {
+    await t?.close();
+    await Promise.all([polymarket?.close(), kalshi?.close()]);
+  });
+
+  // Each test trades on markets of its own, so resting orders of one never meet another's trades.
+  let kalshiNext = 0;
+  let polymarketNext = 0;
+  function kalshiMarket() {
+    const ticker = kalshi.script.tickers({ openOnly: true, includeMve: false })[kalshiNext++]!;
+    // YES bids at 0.20, YES asks at 0.50 (NO bids at 0.50): a YES buy at 0.30 rests.
+    kalshi.script.setBook(ticker, { yes: [[0.2, 50]], no: [[0.5, 50]] });
+    return { ticker, id: `kalshi:${ticker}` };
+  }
+  function polymarketMarket() {
+    const info = polymarket.script
+      .markets()
+      .filter((m) => m.status === "open" && m.tickSize === 0.01 && !m.negRisk)[polymarketNext++]!;
+    // Before any order: replacing a book cancels the orders resting in it.
+    polymarket.script.setBook(info.yesTokenId, {
+      bids: [{ price: "0.2", size: "100" }],
+      asks: [{ price: "0.6", size: "100" }],
+    });
+    return { info, id: `polymarket:${info.conditionId.toLowerCase()}` };
+  }
+
+  interface Trader {
+    accountId: string;
+    liveKey: string;
+    sandboxKey: string;
+    kalshiKeyId: string;
+    kalshiCreds: VenueCredentials;
+    polymarketAddress: string;
+    polymarketCreds: VenueCredentials;
+  }
+
+  /** An account with a live and a sandbox key, linked to a fresh account on each fake venue. */
+  async function trader(options: { link?: boolean } = {}): Promise<Trader> {
+    const { session, accountId } = await signup(t.app);
+    const liveKey = (await createKey(t.app, session, { type: "trading", environment: "live" })).key;
+    const sandboxKey = (await createKey(t.app, session, { type: "trading", environment: "sandbox" })).key;
+    const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    const kalshiKeyId = `k-${randomUUID()}`;
+    const pem = rsa.privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    kalshi.script.addApiKey({
+      keyId: kalshiKeyId,
+      publicKeyPem: rsa.publicKey.export({ type: "spki", format: "pem" }).toString(),
+      balanceCents: 50_000,
+    });
+    const privateKey = generatePrivateKey();
+    const polymarketAddress = privateKeyToAccount(privateKey).address;
+    polymarket.script.registerWallet({ address: polymarketAddress, collateral: 1000 });
+    if (options.link !== false) {
+      await link(liveKey, { venue: "kalshi", key_id: kalshiKeyId, private_key_pem: pem });
+      await link(liveKey, { venue: "polymarket", private_key: privateKey });
+    }
+    return {
+      accountId,
+      liveKey,
+      sandboxKey,
+      kalshiKeyId,
+      kalshiCreds: { venue: "kalshi", keyId: kalshiKeyId, privateKeyPem: pem },
+      polymarketAddress,
+      polymarketCreds: { venue: "polymarket", privateKey, signatureType: 0 },
+    };
+  }
+
+  async function link(key: string, body: Record<string, unknown>) {
+    const response = await t.app.inject({
+      method: "POST",
+      url: "/v1/venue-credentials",
+      headers: bearer(key),
+      payload: body,
+    });
+    if (response.statusCode !== 201) throw new Error(`link: ${response.statusCode} ${response.body}`);
+  }
+
+  /** The order as the venue itself reports it, read with the trader's own credentials. */
+  const atVenue = (venue: VenueId, creds: VenueCredentials, venueOrderId: string) =>
+    venues.get(venue)!.getOrder(creds, venueOrderId);
+
+  const order = async (key: string, id: string) => (await get(t.app, key, `/v1/orders/${id}`)).data;
+  const cancel = (key: string, id: string) =>
+    t.app.inject({ method: "DELETE", url: `/v1/orders/${id}`, headers: bearer(key) });
+  const venueOrderId = async (id: string) =>
+    (
+      await t.runtime.store.db
+        .selectFrom("orders")
+        .select("venue_order_id")
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow()
+    ).venue_order_id;
+  const eventsOf = async (type: string, orderId: string) =>
+    (await eventsOfType(t, type)).filter((e) => e.data.order_id === orderId);
+
+  describe("placing", () => {
+    it("a resting limit order on each venue reaches the venue and is open with the venue's id", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const p = polymarketMarket();
+      kalshi.script.resetRequestCounts();
+      const ko = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      expect(ko).toMatchObject({ status: "open", environment: "live", filled_amount: 0, platform: "kalshi" });
+      expect(kalshi.script.requestCount("POST /portfolio/events/orders")).toBe(1);
+      const kid = await venueOrderId(ko.id);
+      expect(kid).toBeTruthy();
+      expect(await atVenue("kalshi", me.kalshiCreds, kid!)).toMatchObject({
+        status: "open",
+        marketId: k.id,
+        outcome: "yes",
+        side: "buy",
+        price: 300_000,
+        size: 5_000_000,
+        clientOrderId: ko.id,
+      });
+
+      const po = await placed(t.app, me.liveKey, { market_id: p.id, side: "buy", price: 0.3, amount: 10 });
+      expect(po).toMatchObject({ status: "open", environment: "live", platform: "polymarket" });
+      const pid = await venueOrderId(po.id);
+      expect(await atVenue("polymarket", me.polymarketCreds, pid!)).toMatchObject({
+        status: "open",
+        marketId: p.id,
+        price: 300_000,
+        size: 10_000_000,
+        filledSize: 0,
+      });
+      const created = await eventsOf("order.created", ko.id);
+      expect(created).toHaveLength(1);
+      expect(created[0]).toMatchObject({ account_id: me.accountId, environment: "live" });
+    });
+
+    it("an order that crosses at placement comes back filled, its position opened", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      // The NO bid at 0.50 is a YES ask at 0.50: a YES buy at 0.50 takes it.
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.5, amount: 3 });
+      expect(o).toMatchObject({ status: "filled", filled_amount: 3, average_fill_price: 0.5 });
+      const fills = (await get(t.app, me.liveKey, `/v1/orders/${o.id}/fills`)).data;
+      expect(fills).toHaveLength(1);
+      expect(fills[0]).toMatchObject({
+        price: 0.5,
+        size: 3,
+        liquidity: "taker",
+        cause: { kind: "venue_fill" },
+      });
+      const position = (await get(t.app, me.liveKey, `/v1/positions/${o.position_id}`)).data;
+      expect(position).toMatchObject({ size: 3, cost_basis: 1.5, environment: "live", status: "open" });
+      expect(await eventsOf("order.filled", o.id)).toHaveLength(1);
+    });
+
+    it("a live market order goes out at the sandbox's worst-price bound and fills at the venue", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", type: "market", amount: 2 });
+      // Best YES ask 0.50, 5 % slippage -> 0.525 -> 0.52 on the tick.
+      expect(o).toMatchObject({ status: "filled", filled_amount: 2, average_fill_price: 0.5, price: 0.52 });
+    });
+
+    it("a retry with the same Idempotency-Key replays the acknowledged order and places nothing twice", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      kalshi.script.resetRequestCounts();
+      const body = { market_id: k.id, side: "buy", price: 0.25, amount: 4 };
+      const first = await place(t.app, me.liveKey, body, { "idempotency-key": "live-retry-1" });
+      expect(first.statusCode).toBe(201);
+      const again = await place(t.app, me.liveKey, body, { "idempotency-key": "live-retry-1" });
+      expect(again.statusCode).toBe(201);
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(again.json().data).toEqual(first.json().data);
+      expect(again.json().data.status).toBe("open");
+      expect(kalshi.script.requestCount("POST /portfolio/events/orders")).toBe(1);
+    });
+  });
+
+  describe("selling", () => {
+    it("a live sell needs contracts bought through crossbook; it reserves them and closes the position", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      expectError(
+        await place(t.app, me.liveKey, { market_id: k.id, side: "sell", price: 0.45, amount: 3 }),
+        422,
+        "INSUFFICIENT_POSITION",
+      );
+      const bought = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.5, amount: 3 });
+      expect(bought.status).toBe("filled");
+      const sell = await placed(t.app, me.liveKey, { market_id: k.id, side: "sell", price: 0.45, amount: 3 });
+      expect(sell).toMatchObject({ status: "open", position_id: bought.position_id });
+      expect((await get(t.app, me.liveKey, `/v1/positions/${bought.position_id}`)).data.reserved).toBe(3);
+      // An outside buyer lifts the YES asks up to 0.45: ours.
+      kalshi.script.printTrade(k.ticker, { side: "yes", count: 3, price: 0.45 });
+      await t.services.venueRouter.pollOnce();
+      expect(await order(me.liveKey, sell.id)).toMatchObject({ status: "filled", average_fill_price: 0.45 });
+      const position = (await get(t.app, me.liveKey, `/v1/positions/${bought.position_id}`)).data;
+      expect(position).toMatchObject({ status: "closed", size: 0, reserved: 0, realized_pnl: -0.15 });
+      const closed = (await eventsOfType(t, "position.closed")).filter(
+        (e) => e.data.position_id === bought.position_id,
+      );
+      expect(closed).toHaveLength(1);
+    });
+  });
+
+  describe("fills by polling", () => {
+    it("a resting order filled at the venue is filled here after a poll, on both venues", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const p = polymarketMarket();
+      const ko = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      const po = await placed(t.app, me.liveKey, { market_id: p.id, side: "buy", price: 0.3, amount: 10 });
+      // Outside takers hit the YES bids down to 0.30: ours is the best.
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 5, price: 0.3 });
+      polymarket.script.printTrade(p.info.yesTokenId, { price: "0.3", size: "10", side: "SELL" });
+      expect((await order(me.liveKey, ko.id)).status).toBe("open");
+
+      const summary = await t.services.venueRouter.pollOnce();
+      expect(summary.fills).toBeGreaterThanOrEqual(2);
+      for (const [o, amount] of [
+        [ko, 5],
+        [po, 10],
+      ] as const) {
+        const now = await order(me.liveKey, o.id);
+        expect(now).toMatchObject({ status: "filled", filled_amount: amount, average_fill_price: 0.3 });
+        const filled = await eventsOf("order.filled", o.id);
+        expect(filled).toHaveLength(1);
+        expect(filled[0]!.data).toMatchObject({ filled_amount: amount, average_fill_price: 0.3 });
+        expect(filled[0]).toMatchObject({ environment: "live", account_id: me.accountId });
+        const position = (await get(t.app, me.liveKey, `/v1/positions/${now.position_id}`)).data;
+        expect(position).toMatchObject({ size: amount, environment: "live" });
+        const opened = (await eventsOfType(t, "position.opened")).filter(
+          (e) => e.data.position_id === now.position_id,
+        );
+        expect(opened).toHaveLength(1);
+        const fills = (await get(t.app, me.liveKey, `/v1/orders/${o.id}/fills`)).data;
+        expect(fills.every((f: { liquidity: string }) => f.liquidity === "maker")).toBe(true);
+      }
+
+      // Polling again applies nothing twice.
+      await t.services.venueRouter.pollOnce();
+      expect(await eventsOf("order.filled", ko.id)).toHaveLength(1);
+      expect((await get(t.app, me.liveKey, `/v1/orders/${po.id}/fills`)).data).toHaveLength(1);
+    });
+
+    it("a partial fill keeps the order open; an order the venue cancelled is cancelled here", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 2, price: 0.3 });
+      await t.services.venueRouter.pollOnce();
+      expect(await order(me.liveKey, o.id)).toMatchObject({ status: "open", filled_amount: 2 });
+      expect(await eventsOf("order.partially_filled", o.id)).toHaveLength(1);
+
+      // The market closes at the venue, which cancels the resting remainder.
+      kalshi.script.closeMarket(k.ticker);
+      await t.services.venueRouter.pollOnce();
+      expect(await order(me.liveKey, o.id)).toMatchObject({
+        status: "cancelled",
+        filled_amount: 2,
+        cancel_reason: "venue",
+      });
+      const cancelled = await eventsOf("order.cancelled", o.id);
+      expect(cancelled).toHaveLength(1);
+      expect(cancelled[0]!.data.reason).toBe("venue");
+    });
+  });
+
+  describe("cancelling", () => {
+    it("a cancel reaches the venue on both venues", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const p = polymarketMarket();
+      const ko = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      const po = await placed(t.app, me.liveKey, { market_id: p.id, side: "buy", price: 0.3, amount: 10 });
+      for (const [o, venue, creds] of [
+        [ko, "kalshi", me.kalshiCreds],
+        [po, "polymarket", me.polymarketCreds],
+      ] as const) {
+        const response = await cancel(me.liveKey, o.id);
+        expect(response.statusCode).toBe(200);
+        expect(response.json().data).toMatchObject({ id: o.id, status: "cancelled", filled_amount: 0 });
+        expect((await atVenue(venue, creds, (await venueOrderId(o.id))!)).status).toBe("cancelled");
+        const events = await eventsOf("order.cancelled", o.id);
+        expect(events.map((e) => e.data.reason)).toEqual(["user"]);
+      }
+    });
+
+    it("a pending order cancelled while the venue call is in flight is taken off the venue too", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      kalshi.script.setLatency(400);
+      try {
+        const placing = place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+        let pending: { id: string } | undefined;
+        while (!pending) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          pending = (await get(t.app, me.liveKey, "/v1/orders?status=pending")).data[0];
+        }
+        const cancelled = await cancel(me.liveKey, pending.id);
+        expect(cancelled.statusCode).toBe(200);
+        const response = await placing;
+        expect(response.statusCode).toBe(201);
+        expect(response.json().data).toMatchObject({
+          id: pending.id,
+          status: "cancelled",
+          cancel_reason: "user",
+        });
+        const venueId = await venueOrderId(pending.id);
+        expect(venueId).toBeTruthy();
+        expect((await atVenue("kalshi", me.kalshiCreds, venueId!)).status).toBe("cancelled");
+      } finally {
+        kalshi.script.setLatency(0);
+      }
+    });
+
+    it("an order the venue already filled is brought up to date and refused with 409", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 5, price: 0.3 });
+      const error = expectError(await cancel(me.liveKey, o.id), 409, "ORDER_NOT_CANCELLABLE");
+      expect(error.details).toMatchObject({ order_id: o.id, status: "filled" });
+      expect(await order(me.liveKey, o.id)).toMatchObject({ status: "filled", filled_amount: 5 });
+      expect(await eventsOf("order.filled", o.id)).toHaveLength(1);
+    });
+  });
+
+  describe("errors", () => {
+    it("a venue refusal is 422 VENUE_REJECTED with the venue's reason, and the order is cancelled here", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const p = polymarketMarket();
+      kalshi.script.setBalance(me.kalshiKeyId, 0);
+      polymarket.script.registerWallet({ address: me.polymarketAddress, collateral: 0 });
+      for (const [market, amount, reason] of [
+        [k.id, 5, /insufficient balance/],
+        [p.id, 10, /not enough balance/],
+      ] as const) {
+        const response = await place(t.app, me.liveKey, {
+          market_id: market,
+          side: "buy",
+          price: 0.3,
+          amount,
+        });
+        const error = expectError(response, 422, "VENUE_REJECTED");
+        expect(error.message).toMatch(reason);
+        expect(error.details).toMatchObject({
+          venue: market.split(":")[0],
+          reason: expect.stringMatching(reason),
+        });
+        const id = error.details!["order_id"] as string;
+        expect(await order(me.liveKey, id)).toMatchObject({ status: "cancelled", cancel_reason: "venue" });
+        expect(await eventsOf("order.cancelled", id)).toHaveLength(1);
+      }
+      // Nothing is held for refused orders.
+      expect((await get(t.app, me.liveKey, "/v1/balance")).data.locked).toBe(0);
+    });
+
+    it("a refused order frees its Idempotency-Key: the same request tries the venue again", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      kalshi.script.setBalance(me.kalshiKeyId, 0);
+      const body = { market_id: k.id, side: "buy", price: 0.3, amount: 5 };
+      expectError(
+        await place(t.app, me.liveKey, body, { "idempotency-key": "fund-me" }),
+        422,
+        "VENUE_REJECTED",
+      );
+      kalshi.script.setBalance(me.kalshiKeyId, 50_000);
+      const retried = await place(t.app, me.liveKey, body, { "idempotency-key": "fund-me" });
+      expect(retried.statusCode).toBe(201);
+      expect(retried.json().data.status).toBe("open");
+    });
+
+    it("credentials the venue refuses are a 422, never a 500", async () => {
+      const { session } = await signup(t.app);
+      const liveKey = (await createKey(t.app, session, { type: "trading", environment: "live" })).key;
+      const pem = generateKeyPairSync("rsa", { modulusLength: 2048 })
+        .privateKey.export({ type: "pkcs8", format: "pem" })
+        .toString();
+      await link(liveKey, { venue: "kalshi", key_id: "unknown-to-the-venue", private_key_pem: pem });
+      const k = kalshiMarket();
+      const response = await place(t.app, liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      const error = expectError(response, 422, "VENUE_REJECTED");
+      expect(error.details).toMatchObject({
+        venue: "kalshi",
+        reason: "venue rejected the linked credentials",
+      });
+      expect(response.body).not.toContain("PRIVATE KEY");
+      const id = error.details!["order_id"] as string;
+      expect(await order(liveKey, id)).toMatchObject({ status: "cancelled", cancel_reason: "venue" });
+      expectError(
+        await t.app.inject({ method: "GET", url: "/v1/balance", headers: bearer(liveKey) }),
+        422,
+        "VENUE_REJECTED",
+      );
+    });
+
+    it("no linked account for the venue is 409 VENUE_NOT_LINKED, and no order is made", async () => {
+      const me = await trader({ link: false });
+      const k = kalshiMarket();
+      const error = expectError(
+        await place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 }),
+        409,
+        "VENUE_NOT_LINKED",
+      );
+      expect(error.details).toMatchObject({ venue: "kalshi" });
+      expect((await get(t.app, me.liveKey, "/v1/orders?status=all")).data).toEqual([]);
+    });
+
+    it("a venue that is down is 503 with the order left pending, then reconciled; never a 500", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const resting = await placed(t.app, me.liveKey, {
+        market_id: k.id,
+        side: "buy",
+        price: 0.3,
+        amount: 5,
+      });
+      kalshi.script.goDown(true);
+      let id: string;
+      try {
+        const error = expectError(
+          await place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.25, amount: 5 }),
+          503,
+          "VENUE_UNAVAILABLE",
+        );
+        expect(error.details).toMatchObject({ venue: "kalshi", status: "pending" });
+        id = error.details!["order_id"] as string;
+        expect(await order(me.liveKey, id)).toMatchObject({ status: "pending" });
+        // Cancelling an acknowledged order, and reading the balance, need the venue too.
+        expectError(await cancel(me.liveKey, resting.id), 503, "VENUE_UNAVAILABLE");
+        expect((await order(me.liveKey, resting.id)).status).toBe("open");
+        expectError(
+          await t.app.inject({ method: "GET", url: "/v1/balance", headers: bearer(me.liveKey) }),
+          503,
+          "VENUE_UNAVAILABLE",
+        );
+        // A poll meanwhile fails quietly and changes nothing.
+        const summary = await t.services.venueRouter.pollOnce();
+        expect(summary.errors).toBeGreaterThan(0);
+        expect((await order(me.liveKey, id)).status).toBe("pending");
+      } finally {
+        kalshi.script.goDown(false);
+      }
+      // Back up: the venue has no such order. Within the grace period it stays pending...
+      await t.services.venueRouter.pollOnce();
+      expect((await order(me.liveKey, id)).status).toBe("pending");
+      // ...after it, it is taken as never placed.
+      t.clock.advance(5 * 60_000);
+      try {
+        await t.services.venueRouter.pollOnce();
+      } finally {
+        t.clock.advance(-5 * 60_000);
+      }
+      expect(await order(me.liveKey, id)).toMatchObject({ status: "cancelled", cancel_reason: "venue" });
+      expect((await order(me.liveKey, resting.id)).status).toBe("open");
+    });
+
+    it("an order placed at the venue whose answer was lost is found there and linked by the poller", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      kalshi.script.malformNext("garbage", { path: "/portfolio/events/orders" });
+      const error = expectError(
+        await place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 }),
+        503,
+        "VENUE_UNAVAILABLE",
+      );
+      const id = error.details!["order_id"] as string;
+      expect(await order(me.liveKey, id)).toMatchObject({ status: "pending" });
+      const summary = await t.services.venueRouter.pollOnce();
+      expect(summary.linked).toBe(1);
+      expect(await order(me.liveKey, id)).toMatchObject({ status: "open" });
+      const venueId = await venueOrderId(id);
+      expect(await atVenue("kalshi", me.kalshiCreds, venueId!)).toMatchObject({
+        clientOrderId: id,
+        status: "open",
+      });
+      // And it then fills like any other.
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 5, price: 0.3 });
+      await t.services.venueRouter.pollOnce();
+      expect(await order(me.liveKey, id)).toMatchObject({ status: "filled", filled_amount: 5 });
+    });
+  });
+
+  describe("balance", () => {
+    it("a live balance is the venues' cash, with what open live buys hold back as locked", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const before = (await get(t.app, me.liveKey, "/v1/balance")).data;
+      expect(before).toMatchObject({ environment: "live", available: 500 + 1000, locked: 0 });
+      await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      const after = (await get(t.app, me.liveKey, "/v1/balance")).data;
+      // 5 × 0.30 plus Kalshi's largest possible fee on them (ceil(0.07 × 5 × 0.3 × 0.7) = 0.08).
+      expect(after.locked).toBeCloseTo(1.58, 6);
+      const venueCash =
+        (await venues.get("kalshi")!.getBalance(me.kalshiCreds)) +
+        (await venues.get("polymarket")!.getBalance(me.polymarketCreds));
+      expect(after.available).toBeCloseTo(venueCash / 1e6, 6);
+      // Live cash is never a row of crossbook's ledger.
+      const rows = await t.runtime.store.db
+        .selectFrom("balances")
+        .selectAll()
+        .where("account_id", "=", me.accountId)
+        .where("environment", "=", "live")
+        .execute();
+      expect(rows).toEqual([]);
+    });
+  });
+
+  describe("isolation", () => {
+    it("a sandbox key's orders, on the same markets and account, never reach a venue's trading endpoints", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const p = polymarketMarket();
+      kalshi.script.resetRequestCounts();
+      polymarket.script.resetRequests();
+      for (const market of [k.id, p.id]) {
+        const resting = await placed(t.app, me.sandboxKey, {
+          market_id: market,
+          side: "buy",
+          price: 0.3,
+          amount: 10,
+        });
+        expect(resting).toMatchObject({ status: "open", environment: "sandbox" });
+        const taking = await placed(t.app, me.sandboxKey, {
+          market_id: market,
+          side: "buy",
+          price: 0.65,
+          amount: 10,
+        });
+        expect(taking).toMatchObject({ status: "filled", environment: "sandbox" });
+        expect((await cancel(me.sandboxKey, resting.id)).statusCode).toBe(200);
+        await placed(t.app, me.sandboxKey, { market_id: market, side: "buy", type: "market", amount: 5 });
+      }
+      await placed(t.app, me.sandboxKey, { market_id: k.id, side: "buy", price: 0.1, amount: 10 });
+      const bulk = await t.app.inject({
+        method: "DELETE",
+        url: "/v1/orders",
+        headers: bearer(me.sandboxKey),
+      });
+      expect(bulk.json().data.cancelled_count).toBe(1);
+      await get(t.app, me.sandboxKey, "/v1/balance");
+      // The fill poller does not visit sandbox orders either.
+      expect((await liveOrderGroups(t.runtime.store.db)).map((g) => g.account_id)).not.toContain(
+        me.accountId,
+      );
+
+      expect(kalshi.script.tradingRequestCount()).toBe(0);
+      expect(
+        Object.keys(kalshi.script.requestCounts()).filter((route) => route.includes("/portfolio")),
+      ).toEqual([]);
+      expect(polymarket.script.tradingRequestCount()).toBe(0);
+      // The same account's live key on the same market does reach the venue: the counters count.
+      await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.1, amount: 1 });
+      expect(kalshi.script.tradingRequestCount()).toBe(1);
+    });
+
+    it("live activity never touches the sandbox ledger", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const sandboxOrder = await placed(t.app, me.sandboxKey, {
+        market_id: k.id,
+        side: "buy",
+        price: 0.1,
+        amount: 10,
+      });
+      const sandboxLedger = () =>
+        t.runtime.store.db
+          .selectFrom("balances")
+          .selectAll()
+          .where("account_id", "=", me.accountId)
+          .where("environment", "=", "sandbox")
+          .executeTakeFirstOrThrow();
+      const before = await sandboxLedger();
+      const sandboxView = (await get(t.app, me.sandboxKey, "/v1/balance")).data;
+
+      const resting = await placed(t.app, me.liveKey, {
+        market_id: k.id,
+        side: "buy",
+        price: 0.3,
+        amount: 5,
+      });
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 5, price: 0.3 });
+      await t.services.venueRouter.pollOnce();
+      expect((await order(me.liveKey, resting.id)).status).toBe("filled");
+      const other = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.25, amount: 5 });
+      expect((await cancel(me.liveKey, other.id)).statusCode).toBe(200);
+      await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.5, amount: 2 });
+
+      expect(await sandboxLedger()).toEqual(before);
+      expect((await get(t.app, me.sandboxKey, "/v1/balance")).data).toEqual(sandboxView);
+      // Neither environment sees the other's orders.
+      const ids = async (key: string) =>
+        (await get(t.app, key, "/v1/orders?status=all")).data.map((o: { id: string }) => o.id);
+      expect(await ids(me.sandboxKey)).toEqual([sandboxOrder.id]);
+      expect(await ids(me.liveKey)).toHaveLength(3);
+      expect(await ids(me.liveKey)).not.toContain(sandboxOrder.id);
+    });
+  });
+});
