@@ -45,6 +45,9 @@ import { streamRoutes } from "./stream/routes";
 import { attachStream, type StreamServer } from "./stream/server";
 import type { VenueId } from "./venues/model";
 import type { Venue } from "./venues/venue";
+import { type DispatcherOptions, WebhookDispatcher } from "./webhooks/dispatcher";
+import { webhookRoutes } from "./webhooks/routes";
+import { WebhooksService } from "./webhooks/service";
 
 export interface Services {
   accounts: AccountsService;
@@ -63,6 +66,8 @@ export interface Services {
   orders: OrdersService;
   venueRouter: VenueRouter;
   portfolio: PortfolioService;
+  webhookDispatcher: WebhookDispatcher;
+  webhooks: WebhooksService;
 }
 
 export interface BuiltApp {
@@ -76,6 +81,8 @@ export const API_VERSION = "0.1.0";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface ServiceOptions {
+  /** Webhook dispatcher tuning (tests inject the sender, the DNS lookup and short timers). */
+  webhooks?: Partial<DispatcherOptions>;
   /** The venue adapters to use (built from config by `venues/registry.ts` in production). */
   venues?: ReadonlyMap<VenueId, Venue>;
   log?: CatalogLogger;
@@ -183,6 +190,30 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     prices.priceMicros(marketId),
   );
   portfolio.setLiveBalance((owner) => venueRouter.balance(owner));
+  const webhookDispatcher = new WebhookDispatcher(
+    runtime.store.db,
+    runtime.store.dialect,
+    outbox,
+    runtime.secretBox,
+    runtime.clock,
+    options.log ?? silentLog,
+    {
+      concurrency: runtime.config.webhookConcurrency,
+      leaseMs: runtime.config.webhookLeaseSeconds * 1000,
+      allowPrivateNetworks: runtime.config.webhookAllowPrivateNetworks,
+      ...options.webhooks,
+    },
+  );
+  const webhooks = new WebhooksService(
+    runtime.store.db,
+    runtime.secretBox,
+    runtime.clock,
+    webhookDispatcher,
+    {
+      allowPrivateNetworks: runtime.config.webhookAllowPrivateNetworks,
+      ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}),
+    },
+  );
   return {
     accounts,
     apiKeys,
@@ -200,6 +231,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     orders,
     venueRouter,
     portfolio,
+    webhookDispatcher,
+    webhooks,
   };
 }
 
@@ -211,6 +244,8 @@ export interface BuildOptions {
   venueUrls?: Record<string, Record<string, string>>;
   /** Stream hub tuning (tests shorten timers and buffers). */
   streamOptions?: Partial<HubOptions>;
+  /** Webhook dispatcher tuning (tests). */
+  webhooks?: Partial<DispatcherOptions>;
   /** Start background work (catalog sync). `serve` does; tests drive it by hand. */
   startBackground?: boolean;
 }
@@ -249,6 +284,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
 
   const services = createServices(runtime, {
     ...(options.venues ? { venues: options.venues } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     log: {
       info: (obj, msg) => app.log.info(obj, msg),
       warn: (obj, msg) => app.log.warn(obj, msg),
@@ -283,6 +319,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     clearInterval(expirySweep);
     services.exchange.stop();
     await services.venueRouter.stop();
+    await services.webhookDispatcher.stop();
     await services.catalog.stop();
     services.prices.stop();
     await services.live.stop();
@@ -372,6 +409,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.register(orderRoutes, { orders: services.orders });
   await app.register(portfolioRoutes, { portfolio: services.portfolio });
   await app.register(sandboxRoutes, { sandbox: services.sandbox, portfolio: services.portfolio });
+  await app.register(webhookRoutes, { webhooks: services.webhooks });
 
   app.get(
     "/v1/openapi.json",
@@ -400,6 +438,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     services.prices.start();
     services.catalog.start();
     services.venueRouter.start();
+    services.webhookDispatcher.start();
   }
   return { app, services, stream };
 }

@@ -47,6 +47,12 @@ export interface Config {
   };
   /** A Kalshi API key that signs the market-data WebSocket (the venue requires it; fakes do not). */
   kalshiFeedKey: { keyId: string; privateKeyPem: string } | undefined;
+  /** Lets webhooks reach private, loopback and other reserved addresses (self-hosting, tests). */
+  webhookAllowPrivateNetworks: boolean;
+  /** Webhook deliveries in flight at once, over all endpoints, per instance. */
+  webhookConcurrency: number;
+  /** How long a claimed delivery attempt is one dispatcher's before another may retry it, seconds. */
+  webhookLeaseSeconds: number;
 }
 
 export const VENUE_URL_DEFAULTS = {
@@ -208,6 +214,10 @@ export function loadConfig(env: Env = process.env): Config {
     feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
     streamFlushIntervalMs: integer("STREAM_FLUSH_INTERVAL_MS", 10, 0, 1_000),
     kalshiFeedKey: kalshiFeedKey(),
+    webhookAllowPrivateNetworks: boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+    webhookConcurrency: integer("WEBHOOK_CONCURRENCY", 64, 1, 10_000),
+    // Above the 5 s delivery timeout, so a live attempt is never taken over.
+    webhookLeaseSeconds: integer("WEBHOOK_LEASE_SECONDS", 30, 6, 3_600),
     venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
     venueUrls: {
       polymarket: {

@@ -12,6 +12,11 @@ export const ERROR_CATALOG = {
     message: "This endpoint takes sandbox keys (cb_test_…); live balances are never touched by it",
     retryable: false,
   },
+  WEBHOOK_LIMIT_REACHED: {
+    status: 403,
+    message: "The account has reached its number of webhooks (25); delete one first",
+    retryable: false,
+  },
   KEY_LIMIT_REACHED: {
     status: 403,
     message: "The account has reached its tier's number of API keys",
@@ -24,6 +29,7 @@ export const ERROR_CATALOG = {
   MARKET_NOT_FOUND: { status: 404, message: "Market not found", retryable: false },
   ALERT_NOT_FOUND: { status: 404, message: "Alert not found", retryable: false },
   VENUE_CREDENTIAL_NOT_FOUND: { status: 404, message: "Venue credential not found", retryable: false },
+  WEBHOOK_NOT_FOUND: { status: 404, message: "Webhook not found", retryable: false },
   POSITION_NOT_FOUND: { status: 404, message: "Position not found", retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed on this path", retryable: false },
   EMAIL_TAKEN: { status: 409, message: "An account with this email already exists", retryable: false },

@@ -87,6 +87,7 @@ export type IdPrefix =
   | "pos"
   | "wh"
   | "whd"
+  | "wha"
   | "alt"
   | "mch"
   | "cev"

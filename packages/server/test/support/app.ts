@@ -30,6 +30,7 @@ export interface TestAppOptions {
   register?: BuildOptions["register"];
   venues?: BuildOptions["venues"];
   streamOptions?: BuildOptions["streamOptions"];
+  webhooks?: BuildOptions["webhooks"];
 }
 
 export async function createTestApp(
@@ -54,6 +55,7 @@ export async function createTestApp(
     ...(options.register ? { register: options.register } : {}),
     ...(options.venues ? { venues: options.venues } : {}),
     ...(options.streamOptions ? { streamOptions: options.streamOptions } : {}),
+    ...(options.webhooks ? { webhooks: options.webhooks } : {}),
   });
   const owned = !options.shareWith?.schema;
   return {

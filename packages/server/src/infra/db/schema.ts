@@ -282,6 +282,66 @@ export interface VenueCredentialsTable {
   updated_at: string;
 }
 
+/** Webhook registrations (webhooks/). `events` is a JSON array; the secret is sealed (SecretBox). */
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  environment: string;
+  url: string;
+  events: string;
+  secret_sealed: string;
+  /** active | failed */
+  status: string;
+  failed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event to one webhook; the same `id` on every attempt (receivers deduplicate on it). */
+export interface WebhookDeliveriesTable {
+  seq: Generated<number>;
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  /** pending | success | failed */
+  status: string;
+  attempts: number;
+  round_attempts: number;
+  next_attempt_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  last_response_code: number | null;
+  last_response_time_ms: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  event_type: string;
+  attempt: number;
+  /** success | failed */
+  status: string;
+  response_code: number | null;
+  response_time_ms: number;
+  error: string | null;
+  created_at: string;
+}
+
+/** How far a consumer of the outbox has read (webhooks fan-out). */
+export interface OutboxCursorsTable {
+  name: string;
+  tx: string;
+  seq: number;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -298,5 +358,9 @@ export interface Database {
   balances: BalancesTable;
   transfers: TransfersTable;
   idempotency_keys: IdempotencyKeysTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  outbox_cursors: OutboxCursorsTable;
   venue_credentials: VenueCredentialsTable;
 }

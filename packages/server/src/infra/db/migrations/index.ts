@@ -11,6 +11,7 @@ import { candles } from "./003_candles";
 import { alerts } from "./004_alerts";
 import { trading } from "./005_trading";
 import { venueCredentials } from "./006_venue_credentials";
+import { webhooks } from "./007_webhooks";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -20,5 +21,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "004_alerts": alerts(dialect),
     "005_trading": trading(dialect),
     "006_venue_credentials": venueCredentials(dialect),
+    "007_webhooks": webhooks(dialect),
   };
 }

@@ -1,0 +1,375 @@
+/**
+ * The webhook dispatcher: from the durable outbox to the receivers, surviving crashes.
+ *
+ * 1. Fan-out: reads the outbox after its stored cursor and, in ONE transaction with the cursor's
+ *    advance, writes one delivery per (event, subscribed webhook). On PostgreSQL the cursor row is
+ *    locked for that transaction, so instances never fan out the same events twice (and the
+ *    (webhook, event) unique index would refuse a duplicate anyway).
+ * 2. Dispatch: each active webhook's oldest pending delivery that is due is claimed with a lease
+ *    (a conditional update, so only one dispatcher wins it), attempted, and its outcome recorded
+ *    only while the lease is still held. A dispatcher killed mid-attempt leaves a lease that
+ *    expires; the attempt is made again with the same delivery id (receivers deduplicate on it).
+ *    Only the oldest pending delivery of a webhook is ever attempted, so a webhook receives its
+ *    events in the order they were recorded; a failing endpoint holds back only its own queue.
+ * 3. Retries (spec 6.4): after a failure the next attempt is 1 min, 5 min, 30 min, 2 h, 12 h later
+ *    (plus up to 5 % jitter, never earlier; a 429/503 Retry-After can only push it later). The
+ *    sixth failure in a row marks the webhook `failed`: it receives nothing until re-enabled, and
+ *    its pending deliveries wait, then resume with a fresh round of six.
+ */
+import type { EventCursor, Outbox, RecordedEvent } from "../events/outbox";
+import { type Clock, isoNow } from "../infra/clock";
+import type { Db, Dialect } from "../infra/db/store";
+import { newId } from "../infra/ids";
+import type { SecretBox } from "../infra/secretbox";
+import type { AttemptRow, DeliveryRow, WebhookRow } from "./repo";
+import * as repo from "./repo";
+import { sendWebhook } from "./sender";
+import { deliveryHeaders } from "./signing";
+import type { LookupFn } from "./ssrf";
+
+/** Delay before attempts 2..6, after the previous failure (spec 6.4). */
+export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 12 * 3_600_000] as const;
+export const MAX_ATTEMPTS = 6;
+const CURSOR = "webhooks";
+
+export interface SendInput {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface SendOutcome {
+  ok: boolean;
+  status: number | null;
+  responseTimeMs: number;
+  error: string | null;
+  retryAfterSeconds: number | null;
+}
+
+export interface DispatcherOptions {
+  /** Attempts in flight at once over all webhooks. */
+  concurrency: number;
+  allowPrivateNetworks: boolean;
+  /** How long a claimed attempt is ours before another dispatcher may take it over. */
+  leaseMs: number;
+  /** How often the outbox is checked for new events when idle. */
+  pollIntervalMs: number;
+  /** Events fanned out per transaction. */
+  fanOutBatch: number;
+  /** Fraction of a retry delay added at random (0.05 = up to 5 % later). */
+  jitter: number;
+  /** Tests replace the HTTPS sender and the DNS lookup. */
+  send?: (input: SendInput) => Promise<SendOutcome>;
+  lookup?: LookupFn;
+}
+
+export interface DispatcherLog {
+  warn(obj: object, msg: string): void;
+}
+
+const DEFAULTS: DispatcherOptions = {
+  concurrency: 64,
+  allowPrivateNetworks: false,
+  leaseMs: 30_000,
+  pollIntervalMs: 50,
+  fanOutBatch: 500,
+  jitter: 0.05,
+};
+
+export class WebhookDispatcher {
+  readonly #options: DispatcherOptions;
+  readonly #owner = newId("req");
+  /** Webhook ids with an attempt in flight here. */
+  readonly #busy = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+  #again = false;
+  #stopped = true;
+  #inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: Dialect,
+    private readonly outbox: Outbox,
+    private readonly secretBox: SecretBox,
+    private readonly clock: Clock,
+    private readonly log: DispatcherLog,
+    options: Partial<DispatcherOptions> = {},
+  ) {
+    this.#options = { ...DEFAULTS, ...options };
+  }
+
+  start(): void {
+    this.#stopped = false;
+    const loop = () => {
+      if (this.#stopped) return;
+      this.kick();
+      this.#timer = setTimeout(loop, this.#options.pollIntervalMs);
+      this.#timer.unref();
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Run a round soon (new events, a re-enabled webhook, a finished attempt). */
+  kick(): void {
+    if (this.#stopped) return; // tests drive a stopped dispatcher with runOnce()
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = true;
+    this.#round()
+      .catch((error) => this.log.warn({ error: String(error) }, "webhook dispatch round failed"))
+      .finally(() => {
+        this.#running = false;
+        if (this.#again && !this.#stopped) {
+          this.#again = false;
+          this.kick();
+        }
+      });
+  }
+
+  async #round(): Promise<void> {
+    while ((await this.fanOut()) > 0) {}
+    this.#startDue(await this.#due());
+  }
+
+  /**
+   * One test/CLI-friendly step: fan out everything recorded, then attempt every due delivery and
+   * wait for those attempts. Returns the number of attempts made.
+   */
+  async runOnce(): Promise<number> {
+    while ((await this.fanOut()) > 0) {}
+    const due = await this.#due();
+    const started = this.#startDue(due);
+    await Promise.allSettled([...this.#inFlight]);
+    return started;
+  }
+
+  /** Resolves when no attempt is in flight. */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0 || this.#running) {
+      await Promise.allSettled([...this.#inFlight]);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  // --- fan-out -------------------------------------------------------------------------------------
+
+  /** Fans out one batch of outbox events into deliveries; returns how many events it read. */
+  async fanOut(): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const nowIso = isoNow(this.clock);
+      const cursor = await repo.lockCursor(trx, this.dialect, CURSOR, nowIso);
+      const events = await this.outbox.readAfter(trx, cursor, this.#options.fanOutBatch);
+      if (events.length === 0) return 0;
+      const webhooks = await repo.allWebhooks(trx);
+      const subscribed = webhooks.map((w) => ({ row: w, events: new Set<string>(JSON.parse(w.events)) }));
+      for (const event of events) {
+        for (const { row, events: types } of subscribed) {
+          if (!types.has(event.type) || !receives(row, event)) continue;
+          const id = newId("whd");
+          await repo.insertDelivery(trx, {
+            id,
+            webhook_id: row.id,
+            event_id: event.id,
+            event_type: event.type,
+            body: JSON.stringify({ id, type: event.type, timestamp: event.created_at, data: event.data }),
+            status: "pending",
+            attempts: 0,
+            round_attempts: 0,
+            next_attempt_at: nowIso,
+            lease_owner: null,
+            lease_until: null,
+            last_response_code: null,
+            last_response_time_ms: null,
+            last_error: null,
+            created_at: nowIso,
+            updated_at: nowIso,
+            completed_at: null,
+          });
+        }
+      }
+      const last: EventCursor = events[events.length - 1]!.cursor;
+      await repo.saveCursor(trx, CURSOR, last, nowIso);
+      return events.length;
+    });
+  }
+
+  // --- dispatch ------------------------------------------------------------------------------------
+
+  async #due(): Promise<DeliveryRow[]> {
+    const free = this.#options.concurrency - this.#inFlight.size;
+    if (free <= 0) return [];
+    return repo.dueDeliveries(this.db, isoNow(this.clock), [...this.#busy], free);
+  }
+
+  #startDue(due: DeliveryRow[]): number {
+    let started = 0;
+    for (const delivery of due) {
+      if (this.#busy.has(delivery.webhook_id) || this.#inFlight.size >= this.#options.concurrency) continue;
+      this.#busy.add(delivery.webhook_id);
+      started++;
+      const attempt = this.#attempt(delivery)
+        .catch((error) =>
+          this.log.warn({ delivery_id: delivery.id, error: String(error) }, "webhook attempt failed"),
+        )
+        .finally(() => {
+          this.#busy.delete(delivery.webhook_id);
+          this.#inFlight.delete(attempt);
+          // Its next delivery may be due at once.
+          if (!this.#stopped) this.kick();
+        });
+      this.#inFlight.add(attempt);
+    }
+    return started;
+  }
+
+  async #attempt(delivery: DeliveryRow): Promise<void> {
+    const now = this.clock.now();
+    const nowIso = new Date(now).toISOString();
+    const claimed = await repo.claimDelivery(
+      this.db,
+      delivery.id,
+      this.#owner,
+      nowIso,
+      new Date(now + this.#options.leaseMs).toISOString(),
+    );
+    if (!claimed) return;
+    const webhook = await repo.webhookById(this.db, delivery.webhook_id);
+    if (webhook?.status !== "active") {
+      await repo.finishAttempt(this.db, delivery.id, this.#owner, {});
+      return;
+    }
+    const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
+    const doneAt = this.clock.now();
+    const doneIso = new Date(doneAt).toISOString();
+    const attempts = delivery.attempts + 1;
+    const round = delivery.round_attempts + 1;
+    await this.db.transaction().execute(async (trx) => {
+      await repo.insertAttempt(trx, attemptRow(delivery, attempts, outcome, doneIso));
+      if (outcome.ok) {
+        await repo.finishAttempt(trx, delivery.id, this.#owner, {
+          status: "success",
+          attempts,
+          round_attempts: round,
+          last_response_code: outcome.status,
+          last_response_time_ms: outcome.responseTimeMs,
+          last_error: null,
+          completed_at: doneIso,
+          updated_at: doneIso,
+        });
+        return;
+      }
+      const exhausted = round >= MAX_ATTEMPTS;
+      const delay = exhausted ? 0 : this.#retryDelay(round, outcome);
+      const kept = await repo.finishAttempt(trx, delivery.id, this.#owner, {
+        attempts,
+        round_attempts: round,
+        next_attempt_at: new Date(doneAt + delay).toISOString(),
+        last_response_code: outcome.status,
+        last_response_time_ms: outcome.responseTimeMs,
+        last_error: outcome.error,
+        updated_at: doneIso,
+      });
+      if (kept && exhausted) {
+        // Six failures in a row: the webhook is disabled until its owner re-enables it.
+        await trx
+          .updateTable("webhooks")
+          .set({ status: "failed", failed_at: doneIso, updated_at: doneIso })
+          .where("id", "=", webhook.id)
+          .where("status", "=", "active")
+          .execute();
+      }
+    });
+  }
+
+  /** Delay after the `round`-th failure: the spec's table, a little jitter, Retry-After as a floor. */
+  #retryDelay(round: number, outcome: SendOutcome): number {
+    const base = RETRY_DELAYS_MS[round - 1]!;
+    let delay = base + Math.floor(Math.random() * base * this.#options.jitter);
+    if (outcome.retryAfterSeconds !== null && (outcome.status === 429 || outcome.status === 503)) {
+      delay = Math.max(delay, outcome.retryAfterSeconds * 1000);
+    }
+    return delay;
+  }
+
+  async #send(
+    webhook: WebhookRow,
+    deliveryId: string,
+    eventType: string,
+    body: string,
+  ): Promise<SendOutcome> {
+    const secret = this.secretBox.open(webhook.secret_sealed, webhook.id);
+    const headers = deliveryHeaders({
+      secret,
+      deliveryId,
+      eventType,
+      timestampSeconds: Math.floor(this.clock.now() / 1000),
+      rawBody: body,
+    });
+    if (this.#options.send) return this.#options.send({ url: webhook.url, headers, body });
+    return sendWebhook({
+      url: webhook.url,
+      headers,
+      body,
+      allowPrivate: this.#options.allowPrivateNetworks,
+      ...(this.#options.lookup ? { lookup: this.#options.lookup } : {}),
+    });
+  }
+
+  /** The test endpoint: one `webhook.test` delivery now, outside the ordered queue, not retried. */
+  async sendTest(webhook: WebhookRow): Promise<AttemptRow> {
+    const id = newId("whd");
+    const nowIso = isoNow(this.clock);
+    const body = JSON.stringify({
+      id,
+      type: "webhook.test",
+      timestamp: nowIso,
+      data: { webhook_id: webhook.id, message: "This is a test event from crossbook." },
+    });
+    const outcome = await this.#send(webhook, id, "webhook.test", body);
+    const row = attemptRow(
+      { id, webhook_id: webhook.id, event_type: "webhook.test" } as DeliveryRow,
+      1,
+      outcome,
+      isoNow(this.clock),
+    );
+    await repo.insertAttempt(this.db, row);
+    return row;
+  }
+}
+
+/** Whether a webhook receives an event: its own account's (same environment) or a global one. */
+function receives(webhook: WebhookRow, event: RecordedEvent): boolean {
+  if (event.created_at < webhook.created_at) return false;
+  if (event.account_id === null) return true;
+  if (event.account_id !== webhook.account_id) return false;
+  return event.environment === null || event.environment === webhook.environment;
+}
+
+function attemptRow(
+  delivery: Pick<DeliveryRow, "id" | "webhook_id" | "event_type">,
+  attempt: number,
+  outcome: SendOutcome,
+  at: string,
+): AttemptRow {
+  return {
+    id: newId("wha"),
+    delivery_id: delivery.id,
+    webhook_id: delivery.webhook_id,
+    event_type: delivery.event_type,
+    attempt,
+    status: outcome.ok ? "success" : "failed",
+    response_code: outcome.status,
+    response_time_ms: outcome.responseTimeMs,
+    error: outcome.error,
+    created_at: at,
+  };
+}

@@ -1,0 +1,201 @@
+/** Webhooks, deliveries, attempts and the fan-out cursor: the only SQL over those tables. */
+import type { Selectable } from "kysely";
+import { sql } from "kysely";
+import type { EventCursor } from "../events/outbox";
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from "../infra/db/schema";
+import type { DbOrTrx, Dialect } from "../infra/db/store";
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+export interface WebhookOwner {
+  accountId: string;
+  environment: "live" | "sandbox";
+}
+
+export async function insertWebhook(db: DbOrTrx, row: WebhookRow): Promise<void> {
+  await db.insertInto("webhooks").values(row).execute();
+}
+
+export async function findWebhook(
+  db: DbOrTrx,
+  owner: WebhookOwner,
+  id: string,
+): Promise<WebhookRow | undefined> {
+  return db
+    .selectFrom("webhooks")
+    .selectAll()
+    .where("id", "=", id)
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .executeTakeFirst();
+}
+
+export async function webhookById(db: DbOrTrx, id: string): Promise<WebhookRow | undefined> {
+  return db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function listWebhooks(db: DbOrTrx, owner: WebhookOwner): Promise<WebhookRow[]> {
+  return db
+    .selectFrom("webhooks")
+    .selectAll()
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+}
+
+export async function countWebhooks(db: DbOrTrx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom("webhooks")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("account_id", "=", accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function updateWebhook(db: DbOrTrx, id: string, changes: Partial<WebhookRow>): Promise<void> {
+  await db.updateTable("webhooks").set(changes).where("id", "=", id).execute();
+}
+
+export async function deleteWebhook(db: DbOrTrx, id: string): Promise<void> {
+  await db.deleteFrom("webhook_attempts").where("webhook_id", "=", id).execute();
+  await db.deleteFrom("webhook_deliveries").where("webhook_id", "=", id).execute();
+  await db.deleteFrom("webhooks").where("id", "=", id).execute();
+}
+
+/** Every webhook that may receive events (active or failed: a failed one keeps its queue). */
+export async function allWebhooks(db: DbOrTrx): Promise<WebhookRow[]> {
+  return db.selectFrom("webhooks").selectAll().execute();
+}
+
+// --- fan-out cursor ------------------------------------------------------------------------------
+
+/** Reads (and on PostgreSQL locks, for the caller's transaction) a consumer's cursor. */
+export async function lockCursor(
+  db: DbOrTrx,
+  dialect: Dialect,
+  name: string,
+  nowIso: string,
+): Promise<EventCursor> {
+  await db
+    .insertInto("outbox_cursors")
+    .values({ name, tx: "0", seq: 0, updated_at: nowIso })
+    .onConflict((oc) => oc.column("name").doNothing())
+    .execute();
+  let query = db.selectFrom("outbox_cursors").select(["tx", "seq"]).where("name", "=", name);
+  if (dialect === "postgres") query = query.forUpdate();
+  const row = await query.executeTakeFirstOrThrow();
+  return { tx: row.tx, seq: Number(row.seq) };
+}
+
+export async function saveCursor(
+  db: DbOrTrx,
+  name: string,
+  cursor: EventCursor,
+  nowIso: string,
+): Promise<void> {
+  await db
+    .updateTable("outbox_cursors")
+    .set({ tx: cursor.tx, seq: cursor.seq, updated_at: nowIso })
+    .where("name", "=", name)
+    .execute();
+}
+
+// --- deliveries ----------------------------------------------------------------------------------
+
+export async function insertDelivery(db: DbOrTrx, row: Omit<DeliveryRow, "seq">): Promise<void> {
+  await db
+    .insertInto("webhook_deliveries")
+    .values(row)
+    .onConflict((oc) => oc.columns(["webhook_id", "event_id"]).doNothing())
+    .execute();
+}
+
+/**
+ * Deliveries ready for an attempt: for each active webhook, only its OLDEST pending delivery (so a
+ * webhook receives events in the order they were recorded), when due and not leased.
+ */
+export async function dueDeliveries(
+  db: DbOrTrx,
+  nowIso: string,
+  exclude: readonly string[],
+  limit: number,
+): Promise<DeliveryRow[]> {
+  let query = db
+    .selectFrom("webhook_deliveries as d")
+    .innerJoin("webhooks as w", "w.id", "d.webhook_id")
+    .selectAll("d")
+    .where("w.status", "=", "active")
+    .where("d.status", "=", "pending")
+    .where("d.next_attempt_at", "<=", nowIso)
+    .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", nowIso)]))
+    .where(
+      "d.seq",
+      "=",
+      sql<number>`(select min(d2.seq) from webhook_deliveries d2 where d2.webhook_id = d.webhook_id and d2.status = 'pending')`,
+    );
+  if (exclude.length > 0) query = query.where("d.webhook_id", "not in", exclude);
+  return query.orderBy("d.next_attempt_at").limit(limit).execute();
+}
+
+/** Takes a lease on a delivery; false when another dispatcher holds it or it is no longer pending. */
+export async function claimDelivery(
+  db: DbOrTrx,
+  id: string,
+  owner: string,
+  nowIso: string,
+  leaseUntilIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("webhook_deliveries")
+    .set({ lease_owner: owner, lease_until: leaseUntilIso, updated_at: nowIso })
+    .where("id", "=", id)
+    .where("status", "=", "pending")
+    .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", nowIso)]))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Records an attempt's outcome, only if the lease is still ours. */
+export async function finishAttempt(
+  db: DbOrTrx,
+  id: string,
+  owner: string,
+  changes: Partial<DeliveryRow>,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("webhook_deliveries")
+    .set({ ...changes, lease_owner: null, lease_until: null })
+    .where("id", "=", id)
+    .where("lease_owner", "=", owner)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function insertAttempt(db: DbOrTrx, row: AttemptRow): Promise<void> {
+  await db.insertInto("webhook_attempts").values(row).execute();
+}
+
+export async function recentAttempts(db: DbOrTrx, webhookId: string, limit: number): Promise<AttemptRow[]> {
+  return db
+    .selectFrom("webhook_attempts")
+    .selectAll()
+    .where("webhook_id", "=", webhookId)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+}
+
+/** Pending deliveries of a re-enabled webhook start a fresh round of six attempts, now. */
+export async function resumeDeliveries(db: DbOrTrx, webhookId: string, nowIso: string): Promise<void> {
+  await db
+    .updateTable("webhook_deliveries")
+    .set({ round_attempts: 0, next_attempt_at: nowIso, updated_at: nowIso })
+    .where("webhook_id", "=", webhookId)
+    .where("status", "=", "pending")
+    .execute();
+}

@@ -1,0 +1,171 @@
+/**
+ * Webhook registrations: create (HTTPS only, behind the SSRF guard, known event types), list, read,
+ * update (events, url, secret rotation, re-enable), delete, send a test, and read delivery records.
+ * A webhook belongs to the account and the environment of the key that made it, and receives that
+ * account's events of that environment (plus global ones such as market.matched).
+ */
+import { SUBSCRIBABLE_EVENT_TYPES } from "../events/types";
+import { AppError, validationError } from "../http/errors";
+import { type Clock, isoNow } from "../infra/clock";
+import type { Db } from "../infra/db/store";
+import { newId } from "../infra/ids";
+import type { SecretBox } from "../infra/secretbox";
+import type { WebhookDispatcher } from "./dispatcher";
+import type { AttemptRow, WebhookOwner, WebhookRow } from "./repo";
+import * as repo from "./repo";
+import { generateSecret } from "./signing";
+import { checkWebhookUrl, type LookupFn } from "./ssrf";
+
+export const MAX_WEBHOOKS_PER_ACCOUNT = 25;
+const SUBSCRIBABLE: ReadonlySet<string> = new Set(SUBSCRIBABLE_EVENT_TYPES);
+
+export interface CreateWebhookInput {
+  url: string;
+  events: string[];
+  secret?: string;
+}
+
+export interface UpdateWebhookInput {
+  url?: string;
+  events?: string[];
+  secret?: string;
+  rotate_secret?: boolean;
+  status?: "active";
+}
+
+export interface WebhooksOptions {
+  allowPrivateNetworks: boolean;
+  /** Tests resolve hostnames themselves. */
+  lookup?: LookupFn;
+}
+
+export class WebhooksService {
+  constructor(
+    private readonly db: Db,
+    private readonly secretBox: SecretBox,
+    private readonly clock: Clock,
+    private readonly dispatcher: WebhookDispatcher,
+    private readonly options: WebhooksOptions,
+  ) {}
+
+  async create(
+    owner: WebhookOwner,
+    input: CreateWebhookInput,
+  ): Promise<{ webhook: WebhookRow; secret?: string }> {
+    const events = this.#events(input.events);
+    const url = await this.#url(input.url);
+    if (input.secret !== undefined) this.#checkSecret(input.secret);
+    if ((await repo.countWebhooks(this.db, owner.accountId)) >= MAX_WEBHOOKS_PER_ACCOUNT)
+      throw new AppError("WEBHOOK_LIMIT_REACHED", undefined, { limit: MAX_WEBHOOKS_PER_ACCOUNT });
+    const secret = input.secret ?? generateSecret();
+    const id = newId("wh");
+    const now = isoNow(this.clock);
+    const webhook: WebhookRow = {
+      id,
+      account_id: owner.accountId,
+      environment: owner.environment,
+      url,
+      events: JSON.stringify(events),
+      secret_sealed: this.secretBox.seal(secret, id),
+      status: "active",
+      failed_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await repo.insertWebhook(this.db, webhook);
+    // A generated secret is shown this once; a supplied one is never echoed.
+    return input.secret === undefined ? { webhook, secret } : { webhook };
+  }
+
+  list(owner: WebhookOwner): Promise<WebhookRow[]> {
+    return repo.listWebhooks(this.db, owner);
+  }
+
+  async get(owner: WebhookOwner, id: string): Promise<WebhookRow> {
+    const webhook = await repo.findWebhook(this.db, owner, id);
+    if (!webhook) throw new AppError("WEBHOOK_NOT_FOUND", `No webhook ${id}`, { webhook_id: id });
+    return webhook;
+  }
+
+  async update(
+    owner: WebhookOwner,
+    id: string,
+    input: UpdateWebhookInput,
+  ): Promise<{ webhook: WebhookRow; secret?: string }> {
+    const webhook = await this.get(owner, id);
+    if (input.secret !== undefined && input.rotate_secret)
+      throw validationError({
+        "body.rotate_secret": "give a new secret or ask for one to be generated, not both",
+      });
+    const changes: Partial<WebhookRow> = { updated_at: isoNow(this.clock) };
+    if (input.events !== undefined) changes.events = JSON.stringify(this.#events(input.events));
+    if (input.url !== undefined) changes.url = await this.#url(input.url);
+    let generated: string | undefined;
+    if (input.secret !== undefined) {
+      this.#checkSecret(input.secret);
+      changes.secret_sealed = this.secretBox.seal(input.secret, id);
+    } else if (input.rotate_secret) {
+      generated = generateSecret();
+      changes.secret_sealed = this.secretBox.seal(generated, id);
+    }
+    const reenable = input.status === "active" && webhook.status === "failed";
+    if (reenable) {
+      changes.status = "active";
+      changes.failed_at = null;
+    }
+    await this.db.transaction().execute(async (trx) => {
+      await repo.updateWebhook(trx, id, changes);
+      // Re-enabled: what waited resumes now, with a fresh round of six attempts.
+      if (reenable) await repo.resumeDeliveries(trx, id, changes.updated_at!);
+    });
+    if (reenable) this.dispatcher.kick();
+    const updated = { ...webhook, ...changes };
+    return generated ? { webhook: updated, secret: generated } : { webhook: updated };
+  }
+
+  async delete(owner: WebhookOwner, id: string): Promise<WebhookRow> {
+    const webhook = await this.get(owner, id);
+    await this.db.transaction().execute((trx) => repo.deleteWebhook(trx, id));
+    return webhook;
+  }
+
+  /** Sends a `webhook.test` event now (outside the ordered queue) and returns its attempt. */
+  async test(owner: WebhookOwner, id: string): Promise<AttemptRow> {
+    const webhook = await this.get(owner, id);
+    return this.dispatcher.sendTest(webhook);
+  }
+
+  async deliveries(owner: WebhookOwner, id: string, limit: number): Promise<AttemptRow[]> {
+    await this.get(owner, id);
+    return repo.recentAttempts(this.db, id, limit);
+  }
+
+  #events(events: string[]): string[] {
+    const unknown = events.filter((e) => !SUBSCRIBABLE.has(e));
+    if (unknown.length > 0)
+      throw validationError(
+        {
+          "body.events": `unknown event types: ${unknown.join(", ")}; known: ${SUBSCRIBABLE_EVENT_TYPES.join(", ")}`,
+        },
+        `Unknown event types: ${unknown.join(", ")}`,
+      );
+    if (events.length === 0) throw validationError({ "body.events": "subscribe to at least one event type" });
+    return [...new Set(events)];
+  }
+
+  async #url(url: string): Promise<string> {
+    const checked = await checkWebhookUrl(url, {
+      allowPrivate: this.options.allowPrivateNetworks,
+      ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
+    });
+    if (!checked.ok) throw validationError({ "body.url": checked.reason });
+    return checked.url.toString();
+  }
+
+  #checkSecret(secret: string): void {
+    if (secret.length < 16 || secret.length > 256)
+      throw validationError({
+        "body.secret": "must be 16 to 256 characters (or leave it out to have one generated)",
+      });
+  }
+}
