@@ -19,6 +19,8 @@ export async function startBenchApp(
     build?: BuildOptions;
     /** The bench key's type and environment; default a live read-only key. */
     key?: { type: string; environment?: "live" | "sandbox" };
+    /** Extra environment settings (e.g. WEBHOOK_ALLOW_PRIVATE_NETWORKS). */
+    env?: Record<string, string>;
   } = {},
 ) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-"));
@@ -28,6 +30,7 @@ export async function startBenchApp(
     CROSSBOOK_VENUES: "none",
     LOG_LEVEL: "warn",
     PASSWORD_HASH_COST: "10",
+    ...options.env,
   });
   const runtime = await createRuntime(config);
   const { app, services } = await buildApp(runtime, options.build);

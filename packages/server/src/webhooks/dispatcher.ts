@@ -18,7 +18,8 @@
  */
 import type { EventCursor, Outbox, RecordedEvent } from "../events/outbox";
 import { type Clock, isoNow } from "../infra/clock";
-import type { Db, Dialect } from "../infra/db/store";
+import { TransactionBatcher } from "../infra/db/batcher";
+import type { Db, Dialect, Trx } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
 import type { AttemptRow, DeliveryRow, WebhookRow } from "./repo";
@@ -31,6 +32,14 @@ import type { LookupFn } from "./ssrf";
 export const RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 12 * 3_600_000] as const;
 export const MAX_ATTEMPTS = 6;
 const CURSOR = "webhooks";
+/** How long a webhook's row and secret are reused from memory (updates here forget it at once). */
+const WEBHOOK_CACHE_MS = 1_000;
+
+interface CachedWebhook {
+  row: WebhookRow;
+  secret: string;
+  at: number;
+}
 
 export interface SendInput {
   url: string;
@@ -86,6 +95,10 @@ export class WebhookDispatcher {
   #again = false;
   #stopped = true;
   #inFlight = new Set<Promise<void>>();
+  /** Set while runOnce waits: workers keep going although the loop is stopped. */
+  #draining = false;
+  readonly #webhooks = new Map<string, CachedWebhook>();
+  readonly #batcher: TransactionBatcher;
 
   constructor(
     private readonly db: Db,
@@ -97,6 +110,7 @@ export class WebhookDispatcher {
     options: Partial<DispatcherOptions> = {},
   ) {
     this.#options = { ...DEFAULTS, ...options };
+    this.#batcher = new TransactionBatcher(db);
   }
 
   start(): void {
@@ -147,9 +161,14 @@ export class WebhookDispatcher {
   async runOnce(): Promise<number> {
     while ((await this.fanOut()) > 0) {}
     const due = await this.#due();
-    const started = this.#startDue(due);
-    await Promise.allSettled([...this.#inFlight]);
-    return started;
+    this.#draining = true;
+    try {
+      const started = this.#startDue(due);
+      await Promise.allSettled([...this.#inFlight]);
+      return started;
+    } finally {
+      this.#draining = false;
+    }
   }
 
   /** Resolves when no attempt is in flight. */
@@ -216,78 +235,127 @@ export class WebhookDispatcher {
       if (this.#busy.has(delivery.webhook_id) || this.#inFlight.size >= this.#options.concurrency) continue;
       this.#busy.add(delivery.webhook_id);
       started++;
-      const attempt = this.#attempt(delivery)
+      const work = this.#work(delivery)
         .catch((error) =>
           this.log.warn({ delivery_id: delivery.id, error: String(error) }, "webhook attempt failed"),
         )
         .finally(() => {
           this.#busy.delete(delivery.webhook_id);
-          this.#inFlight.delete(attempt);
-          // Its next delivery may be due at once.
+          this.#inFlight.delete(work);
           if (!this.#stopped) this.kick();
         });
-      this.#inFlight.add(attempt);
+      this.#inFlight.add(work);
     }
     return started;
   }
 
-  async #attempt(delivery: DeliveryRow): Promise<void> {
-    const now = this.clock.now();
-    const nowIso = new Date(now).toISOString();
-    const claimed = await repo.claimDelivery(
-      this.db,
-      delivery.id,
-      this.#owner,
-      nowIso,
-      new Date(now + this.#options.leaseMs).toISOString(),
-    );
-    if (!claimed) return;
-    const webhook = await repo.webhookById(this.db, delivery.webhook_id);
-    if (webhook?.status !== "active") {
-      await repo.finishAttempt(this.db, delivery.id, this.#owner, {});
-      return;
+  /**
+   * One webhook's worker: claims its head delivery, attempts it, and on success records the outcome
+   * AND claims the next due delivery in the same transaction (shared with other workers' by group
+   * commit), so a healthy endpoint is fed back to back. It stops at a failure (the next attempt is
+   * scheduled) or when nothing more is due.
+   */
+  async #work(first: DeliveryRow): Promise<void> {
+    let current = await this.#batcher.run(async (trx) => {
+      const now = this.clock.now();
+      const claimed = await repo.claimDelivery(
+        trx,
+        first.id,
+        this.#owner,
+        new Date(now).toISOString(),
+        new Date(now + this.#options.leaseMs).toISOString(),
+      );
+      return claimed ? first : undefined;
+    });
+    while (current) {
+      const delivery: DeliveryRow = current;
+      const webhook = await this.#webhook(delivery.webhook_id);
+      if (webhook?.row.status !== "active") {
+        await repo.finishAttempt(this.db, delivery.id, this.#owner, {});
+        return;
+      }
+      const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
+      current = await this.#batcher.run((trx) => this.#finish(trx, delivery, webhook.row, outcome));
+      if (this.#stopped && !this.#draining) {
+        // Shutting down: give back the lease just taken rather than hold it until it expires.
+        if (current) await repo.finishAttempt(this.db, current.id, this.#owner, {});
+        return;
+      }
     }
-    const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
+  }
+
+  /** Records an attempt; on success claims and returns the webhook's next due delivery. */
+  async #finish(
+    trx: Trx,
+    delivery: DeliveryRow,
+    webhook: WebhookRow,
+    outcome: SendOutcome,
+  ): Promise<DeliveryRow | undefined> {
     const doneAt = this.clock.now();
     const doneIso = new Date(doneAt).toISOString();
     const attempts = delivery.attempts + 1;
     const round = delivery.round_attempts + 1;
-    await this.db.transaction().execute(async (trx) => {
-      await repo.insertAttempt(trx, attemptRow(delivery, attempts, outcome, doneIso));
-      if (outcome.ok) {
-        await repo.finishAttempt(trx, delivery.id, this.#owner, {
-          status: "success",
-          attempts,
-          round_attempts: round,
-          last_response_code: outcome.status,
-          last_response_time_ms: outcome.responseTimeMs,
-          last_error: null,
-          completed_at: doneIso,
-          updated_at: doneIso,
-        });
-        return;
-      }
-      const exhausted = round >= MAX_ATTEMPTS;
-      const delay = exhausted ? 0 : this.#retryDelay(round, outcome);
+    await repo.insertAttempt(trx, attemptRow(delivery, attempts, outcome, doneIso));
+    if (outcome.ok) {
       const kept = await repo.finishAttempt(trx, delivery.id, this.#owner, {
+        status: "success",
         attempts,
         round_attempts: round,
-        next_attempt_at: new Date(doneAt + delay).toISOString(),
         last_response_code: outcome.status,
         last_response_time_ms: outcome.responseTimeMs,
-        last_error: outcome.error,
+        last_error: null,
+        completed_at: doneIso,
         updated_at: doneIso,
       });
-      if (kept && exhausted) {
-        // Six failures in a row: the webhook is disabled until its owner re-enables it.
-        await trx
-          .updateTable("webhooks")
-          .set({ status: "failed", failed_at: doneIso, updated_at: doneIso })
-          .where("id", "=", webhook.id)
-          .where("status", "=", "active")
-          .execute();
-      }
+      if (!kept) return undefined;
+      const next = await repo.nextDue(trx, webhook.id, doneIso);
+      if (!next) return undefined;
+      const leaseUntil = new Date(doneAt + this.#options.leaseMs).toISOString();
+      return (await repo.claimDelivery(trx, next.id, this.#owner, doneIso, leaseUntil)) ? next : undefined;
+    }
+    const exhausted = round >= MAX_ATTEMPTS;
+    const delay = exhausted ? 0 : this.#retryDelay(round, outcome);
+    const kept = await repo.finishAttempt(trx, delivery.id, this.#owner, {
+      attempts,
+      round_attempts: round,
+      next_attempt_at: new Date(doneAt + delay).toISOString(),
+      last_response_code: outcome.status,
+      last_response_time_ms: outcome.responseTimeMs,
+      last_error: outcome.error,
+      updated_at: doneIso,
     });
+    if (kept && exhausted) {
+      // Six failures in a row: the webhook is disabled until its owner re-enables it.
+      await trx
+        .updateTable("webhooks")
+        .set({ status: "failed", failed_at: doneIso, updated_at: doneIso })
+        .where("id", "=", webhook.id)
+        .where("status", "=", "active")
+        .execute();
+      this.forget(webhook.id);
+    }
+    return undefined;
+  }
+
+  /** A webhook's row and opened secret, kept a moment (a burst of deliveries reads it once). */
+  async #webhook(id: string): Promise<CachedWebhook | undefined> {
+    const now = this.clock.now();
+    const cached = this.#webhooks.get(id);
+    if (cached && now - cached.at < WEBHOOK_CACHE_MS) return cached;
+    const row = await repo.webhookById(this.db, id);
+    if (!row) {
+      this.#webhooks.delete(id);
+      return undefined;
+    }
+    const fresh = { row, secret: this.secretBox.open(row.secret_sealed, row.id), at: now };
+    if (this.#webhooks.size >= 10_000) this.#webhooks.clear();
+    this.#webhooks.set(id, fresh);
+    return fresh;
+  }
+
+  /** Drop a webhook's cached row (it was updated or deleted). */
+  forget(id: string): void {
+    this.#webhooks.delete(id);
   }
 
   /** Delay after the `round`-th failure: the spec's table, a little jitter, Retry-After as a floor. */
@@ -301,22 +369,21 @@ export class WebhookDispatcher {
   }
 
   async #send(
-    webhook: WebhookRow,
+    webhook: CachedWebhook,
     deliveryId: string,
     eventType: string,
     body: string,
   ): Promise<SendOutcome> {
-    const secret = this.secretBox.open(webhook.secret_sealed, webhook.id);
     const headers = deliveryHeaders({
-      secret,
+      secret: webhook.secret,
       deliveryId,
       eventType,
       timestampSeconds: Math.floor(this.clock.now() / 1000),
       rawBody: body,
     });
-    if (this.#options.send) return this.#options.send({ url: webhook.url, headers, body });
+    if (this.#options.send) return this.#options.send({ url: webhook.row.url, headers, body });
     return sendWebhook({
-      url: webhook.url,
+      url: webhook.row.url,
       headers,
       body,
       allowPrivate: this.#options.allowPrivateNetworks,
@@ -334,7 +401,10 @@ export class WebhookDispatcher {
       timestamp: nowIso,
       data: { webhook_id: webhook.id, message: "This is a test event from crossbook." },
     });
-    const outcome = await this.#send(webhook, id, "webhook.test", body);
+    this.forget(webhook.id);
+    const cached = await this.#webhook(webhook.id);
+    if (!cached) throw new Error(`webhook ${webhook.id} vanished`);
+    const outcome = await this.#send(cached, id, "webhook.test", body);
     const row = attemptRow(
       { id, webhook_id: webhook.id, event_type: "webhook.test" } as DeliveryRow,
       1,

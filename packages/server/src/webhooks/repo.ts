@@ -116,7 +116,8 @@ export async function insertDelivery(db: DbOrTrx, row: Omit<DeliveryRow, "seq">)
 
 /**
  * Deliveries ready for an attempt: for each active webhook, only its OLDEST pending delivery (so a
- * webhook receives events in the order they were recorded), when due and not leased.
+ * webhook receives events in the order they were recorded), when due and not leased. Walks the
+ * webhooks (few) and seeks each one's head through the pending index, never the whole backlog.
  */
 export async function dueDeliveries(
   db: DbOrTrx,
@@ -125,20 +126,39 @@ export async function dueDeliveries(
   limit: number,
 ): Promise<DeliveryRow[]> {
   let query = db
-    .selectFrom("webhook_deliveries as d")
-    .innerJoin("webhooks as w", "w.id", "d.webhook_id")
+    .selectFrom("webhooks as w")
+    .innerJoin("webhook_deliveries as d", (join) =>
+      join.on(
+        "d.seq",
+        "=",
+        sql<number>`(select min(d2.seq) from webhook_deliveries d2 where d2.status = 'pending' and d2.webhook_id = w.id)`,
+      ),
+    )
     .selectAll("d")
     .where("w.status", "=", "active")
-    .where("d.status", "=", "pending")
     .where("d.next_attempt_at", "<=", nowIso)
-    .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", nowIso)]))
-    .where(
-      "d.seq",
-      "=",
-      sql<number>`(select min(d2.seq) from webhook_deliveries d2 where d2.webhook_id = d.webhook_id and d2.status = 'pending')`,
-    );
-  if (exclude.length > 0) query = query.where("d.webhook_id", "not in", exclude);
+    .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", nowIso)]));
+  if (exclude.length > 0) query = query.where("w.id", "not in", exclude);
   return query.orderBy("d.next_attempt_at").limit(limit).execute();
+}
+
+/** A webhook's next pending delivery after `seq`, if due and not leased (the worker's next step). */
+export async function nextDue(
+  db: DbOrTrx,
+  webhookId: string,
+  nowIso: string,
+): Promise<DeliveryRow | undefined> {
+  const head = await db
+    .selectFrom("webhook_deliveries")
+    .selectAll()
+    .where("status", "=", "pending")
+    .where("webhook_id", "=", webhookId)
+    .orderBy("seq")
+    .limit(1)
+    .executeTakeFirst();
+  if (!head || head.next_attempt_at > nowIso) return undefined;
+  if (head.lease_until !== null && head.lease_until >= nowIso) return undefined;
+  return head;
 }
 
 /** Takes a lease on a delivery; false when another dispatcher holds it or it is no longer pending. */

@@ -118,6 +118,7 @@ export class WebhooksService {
       // Re-enabled: what waited resumes now, with a fresh round of six attempts.
       if (reenable) await repo.resumeDeliveries(trx, id, changes.updated_at!);
     });
+    this.dispatcher.forget(id);
     if (reenable) this.dispatcher.kick();
     const updated = { ...webhook, ...changes };
     return generated ? { webhook: updated, secret: generated } : { webhook: updated };
@@ -126,6 +127,7 @@ export class WebhooksService {
   async delete(owner: WebhookOwner, id: string): Promise<WebhookRow> {
     const webhook = await this.get(owner, id);
     await this.db.transaction().execute((trx) => repo.deleteWebhook(trx, id));
+    this.dispatcher.forget(id);
     return webhook;
   }
 

@@ -39,13 +39,19 @@ beforeAll(async () => {
   };
 });
 
+/** Every server started, so none outlives a failed test. */
+const servers: ChildProcess[] = [];
+
 afterAll(async () => {
+  for (const server of servers)
+    if (server.exitCode === null && server.signalCode === null) server.kill("SIGKILL");
   await kalshi.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
 async function startServer(): Promise<{ server: ChildProcess; url: string }> {
   const server = spawn(process.execPath, [BIN, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
+  servers.push(server);
   let output = "";
   server.stdout!.on("data", (chunk) => {
     output += chunk;
