@@ -9,7 +9,8 @@
  * Three processes: the receiver, the baseline loop and crossbook, each with its own event loop
  * (the machine has two cores; only one sender runs at a time).
  *
- *   npm run bench:webhooks [-- --endpoints 8 --events 4000 --rounds 3 --rate 200]
+ *   npm run bench:webhooks [-- --endpoints 8 --events 8000 --rounds 3 --rate 200]
+ *   BENCH_PROFILE=delivery writes a CPU profile of each delivery phase to /tmp/crossbook-bench-profile.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -21,7 +22,7 @@ import { arg } from "./support/paired";
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ENDPOINTS = arg("endpoints", 8);
-const EVENTS = arg("events", 4000);
+const EVENTS = arg("events", 8000);
 const ROUNDS = arg("rounds", 3);
 const RATE = arg("rate", 200);
 const SECRET = "bench-webhook-secret-0123456789";
@@ -30,14 +31,22 @@ type Message = Record<string, unknown>;
 
 /** A child speaking JSON over IPC: `ask` sends a command and waits for the answer. */
 function child(role: string, env: NodeJS.ProcessEnv = {}) {
-  const proc: ChildProcess = spawn(process.execPath, ["--import", "tsx", SCRIPT, "--child", role], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
+  const profile =
+    process.env["BENCH_PROFILE"] === role
+      ? ["--cpu-prof", "--cpu-prof-dir=/tmp/crossbook-bench-profile"]
+      : [];
+  const proc: ChildProcess = spawn(
+    process.execPath,
+    [...profile, "--import", "tsx", SCRIPT, "--child", role],
+    {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
+  );
   const waiting: Array<(m: Message) => void> = [];
   proc.on("message", (m) => waiting.shift()?.(m as Message));
   proc.on("exit", (code, signal) => {
-    if (signal !== "SIGKILL") {
+    if (signal !== "SIGKILL" && signal !== "SIGINT" && code !== 0) {
       console.error(`bench/webhooks: the ${role} process exited (${code ?? signal})`);
       process.exit(1);
     }
@@ -145,6 +154,7 @@ async function baseline(): Promise<void> {
 // --- crossbook -----------------------------------------------------------------------------------
 
 async function crossbook(): Promise<void> {
+  process.on("SIGINT", () => process.exit(0));
   const { startBenchApp } = await import("./support/app");
   const { services, runtime } = await startBenchApp({
     env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" },
@@ -183,6 +193,9 @@ async function crossbook(): Promise<void> {
       accountId: owner.accountId,
       environment: "sandbox",
     });
+  let cpuAtStart = process.cpuUsage();
+  // BENCH_PROFILE=delivery: a CPU profile of the delivery phase only, in /tmp/crossbook-bench-profile.
+  const profiler = process.env["BENCH_PROFILE"] === "delivery" ? await deliveryProfiler() : undefined;
   process.on("message", async (m: Message) => {
     if (m["cmd"] === "throughput") {
       // A durable backlog first, then the dispatcher drains it; timed until the receiver has all.
@@ -195,8 +208,14 @@ async function crossbook(): Promise<void> {
         });
       }
       const started = Date.now();
+      cpuAtStart = process.cpuUsage();
+      await profiler?.start();
       services.webhookDispatcher.start();
       reply({ started });
+    } else if (m["cmd"] === "cpu") {
+      await profiler?.stop();
+      const used = process.cpuUsage(cpuAtStart);
+      reply({ ms: (used.user + used.system) / 1000 });
     } else if (m["cmd"] === "steady") {
       // Events one per transaction, as the domains record them, at `rate` per second for `seconds`.
       services.webhookDispatcher.start();
@@ -213,6 +232,25 @@ async function crossbook(): Promise<void> {
     }
   });
   reply({});
+}
+
+async function deliveryProfiler() {
+  const { Session } = await import("node:inspector/promises");
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  let round = 0;
+  return {
+    start: () => session.post("Profiler.start"),
+    stop: async () => {
+      const { profile } = await session.post("Profiler.stop");
+      fs.mkdirSync("/tmp/crossbook-bench-profile", { recursive: true });
+      fs.writeFileSync(
+        `/tmp/crossbook-bench-profile/delivery-${round++}.cpuprofile`,
+        JSON.stringify(profile),
+      );
+    },
+  };
 }
 
 // --- orchestration -------------------------------------------------------------------------------
@@ -269,10 +307,12 @@ async function main(): Promise<void> {
       await rx.ask({ cmd: "reset" });
       const { started } = (await cb.ask({ cmd: "throughput", events: EVENTS })) as { started: number };
       await waitFor(EVENTS, 120_000);
-      const rate = EVENTS / ((Date.now() - started) / 1000);
+      const elapsedMs = Date.now() - started;
+      const rate = EVENTS / (elapsedMs / 1000);
+      const cpu = (await cb.ask({ cmd: "cpu" }))["ms"] as number;
       const label = round === 0 ? "warm-up" : `round ${round}`;
       console.log(
-        `${label}: bare signed POST loop ${baseRate.toFixed(0)}/s, crossbook from the outbox ${rate.toFixed(0)}/s, ratio ${(rate / baseRate).toFixed(3)}`,
+        `${label}: bare signed POST loop ${baseRate.toFixed(0)}/s, crossbook from the outbox ${rate.toFixed(0)}/s, ratio ${(rate / baseRate).toFixed(3)} (crossbook CPU ${((cpu / elapsedMs) * 100).toFixed(0)} % of one core, ${((cpu * 1000) / EVENTS).toFixed(0)} µs a delivery)`,
       );
       if (round > 0) {
         ratios.push(rate / baseRate);
@@ -299,7 +339,7 @@ async function main(): Promise<void> {
       `bench/webhooks delay recorded -> first attempt at ${RATE} events/s: p50 ${delay["p50"]} ms, p99 ${delay["p99"]} ms, max ${delay["max"]} ms over ${delay["samples"]} events (target p99 <= 250 ms) ${(delay["p99"] as number) <= 250 ? "PASS" : "BELOW TARGET"}`,
     );
   } finally {
-    for (const c of [rx, base, cb]) c.proc.kill("SIGKILL");
+    for (const c of [rx, base, cb]) c.proc.kill(process.env["BENCH_PROFILE"] ? "SIGINT" : "SIGKILL");
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -106,10 +106,11 @@ export async function saveCursor(
 
 // --- deliveries ----------------------------------------------------------------------------------
 
-export async function insertDelivery(db: DbOrTrx, row: Omit<DeliveryRow, "seq">): Promise<void> {
+export async function insertDeliveries(db: DbOrTrx, rows: Array<Omit<DeliveryRow, "seq">>): Promise<void> {
+  if (rows.length === 0) return;
   await db
     .insertInto("webhook_deliveries")
-    .values(row)
+    .values(rows)
     .onConflict((oc) => oc.columns(["webhook_id", "event_id"]).doNothing())
     .execute();
 }
@@ -137,62 +138,42 @@ export async function dueDeliveries(
     .selectAll("d")
     .where("w.status", "=", "active")
     .where("d.next_attempt_at", "<=", nowIso)
-    .where((eb) => eb.or([eb("d.lease_until", "is", null), eb("d.lease_until", "<", nowIso)]));
+    .where((eb) => eb.or([eb("w.lease_until", "is", null), eb("w.lease_until", "<", nowIso)]));
   if (exclude.length > 0) query = query.where("w.id", "not in", exclude);
   return query.orderBy("d.next_attempt_at").limit(limit).execute();
 }
 
-/** A webhook's next pending delivery after `seq`, if due and not leased (the worker's next step). */
-export async function nextDue(
-  db: DbOrTrx,
-  webhookId: string,
-  nowIso: string,
-): Promise<DeliveryRow | undefined> {
-  const head = await db
+/** A webhook's oldest pending deliveries, in order. */
+export async function pendingHead(db: DbOrTrx, webhookId: string, limit: number): Promise<DeliveryRow[]> {
+  return db
     .selectFrom("webhook_deliveries")
     .selectAll()
     .where("status", "=", "pending")
     .where("webhook_id", "=", webhookId)
     .orderBy("seq")
-    .limit(1)
-    .executeTakeFirst();
-  if (!head || head.next_attempt_at > nowIso) return undefined;
-  if (head.lease_until !== null && head.lease_until >= nowIso) return undefined;
-  return head;
+    .limit(limit)
+    .execute();
 }
 
-/** Takes a lease on a delivery; false when another dispatcher holds it or it is no longer pending. */
-export async function claimDelivery(
-  db: DbOrTrx,
-  id: string,
-  owner: string,
-  nowIso: string,
-  leaseUntilIso: string,
-): Promise<boolean> {
-  const result = await db
+/** Marks deliveries of a webhook whose lease we hold as delivered (attempts recorded alongside). */
+export async function markDelivered(db: DbOrTrx, ids: readonly string[], atIso: string): Promise<void> {
+  await db
     .updateTable("webhook_deliveries")
-    .set({ lease_owner: owner, lease_until: leaseUntilIso, updated_at: nowIso })
-    .where("id", "=", id)
-    .where("status", "=", "pending")
-    .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", nowIso)]))
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .set({
+      status: "success",
+      attempts: sql`attempts + 1`,
+      round_attempts: sql`round_attempts + 1`,
+      last_error: null,
+      completed_at: atIso,
+      updated_at: atIso,
+    })
+    // By id alone: with a status condition too, SQLite may walk the pending index instead.
+    .where("id", "in", ids)
+    .execute();
 }
 
-/** Records an attempt's outcome, only if the lease is still ours. */
-export async function finishAttempt(
-  db: DbOrTrx,
-  id: string,
-  owner: string,
-  changes: Partial<DeliveryRow>,
-): Promise<boolean> {
-  const result = await db
-    .updateTable("webhook_deliveries")
-    .set({ ...changes, lease_owner: null, lease_until: null })
-    .where("id", "=", id)
-    .where("lease_owner", "=", owner)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+export async function insertAttempts(db: DbOrTrx, rows: AttemptRow[]): Promise<void> {
+  await db.insertInto("webhook_attempts").values(rows).execute();
 }
 
 export async function insertAttempt(db: DbOrTrx, row: AttemptRow): Promise<void> {
@@ -216,6 +197,48 @@ export async function resumeDeliveries(db: DbOrTrx, webhookId: string, nowIso: s
     .updateTable("webhook_deliveries")
     .set({ round_attempts: 0, next_attempt_at: nowIso, updated_at: nowIso })
     .where("webhook_id", "=", webhookId)
+    .where("status", "=", "pending")
+    .execute();
+}
+
+/**
+ * Takes (or extends) the lease on a webhook's queue: only one dispatcher sends a webhook's
+ * deliveries at a time. False when another holds it or the webhook is not active.
+ */
+export async function leaseWebhook(
+  db: DbOrTrx,
+  id: string,
+  owner: string,
+  nowIso: string,
+  untilIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("webhooks")
+    .set({ lease_owner: owner, lease_until: untilIso })
+    .where("id", "=", id)
+    .where("status", "=", "active")
+    .where((eb) =>
+      eb.or([eb("lease_until", "is", null), eb("lease_until", "<", nowIso), eb("lease_owner", "=", owner)]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function releaseWebhook(db: DbOrTrx, id: string, owner: string): Promise<void> {
+  await db
+    .updateTable("webhooks")
+    .set({ lease_owner: null, lease_until: null })
+    .where("id", "=", id)
+    .where("lease_owner", "=", owner)
+    .execute();
+}
+
+/** Records a failed attempt's consequences on its delivery (still pending). */
+export async function recordFailure(db: DbOrTrx, id: string, changes: Partial<DeliveryRow>): Promise<void> {
+  await db
+    .updateTable("webhook_deliveries")
+    .set(changes)
+    .where("id", "=", id)
     .where("status", "=", "pending")
     .execute();
 }

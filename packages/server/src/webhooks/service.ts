@@ -71,6 +71,8 @@ export class WebhooksService {
       failed_at: null,
       created_at: now,
       updated_at: now,
+      lease_owner: null,
+      lease_until: null,
     };
     await repo.insertWebhook(this.db, webhook);
     // A generated secret is shown this once; a supplied one is never echoed.

@@ -45,7 +45,7 @@ function rules(family: "ipv4" | "ipv6", entries: Array<[string, number, string]>
 }
 
 // First match wins, so narrower ranges come before the ranges that contain them.
-const IPV4_DENY = rules("ipv4", [
+export const IPV4_DENY = rules("ipv4", [
   ["0.0.0.0", 8, "unspecified address / this network"],
   ["10.0.0.0", 8, "private network"],
   ["100.64.0.0", 10, "shared address space (CGNAT)"],
@@ -140,9 +140,42 @@ function embeddedIpv4(ip: string): { v4: string; form: string } | null {
   return null;
 }
 
+/**
+ * The IPv4 rules as (network, mask) integers: checked on every delivery attempt, and a BlockList
+ * check builds a native socket address each time, which costs more than the whole comparison.
+ * The BlockLists stay the reference (`IPV4_DENY`); a test keeps the two in agreement.
+ */
+const IPV4_DENY_INT = IPV4_DENY.map((rule) => {
+  const [network, prefix] = rule.reason.slice(rule.reason.lastIndexOf("(") + 1, -1).split("/") as [
+    string,
+    string,
+  ];
+  const mask = Number(prefix) === 0 ? 0 : (0xffffffff << (32 - Number(prefix))) >>> 0;
+  return { network: (ipv4ToInt(network)! & mask) >>> 0, mask, reason: rule.reason };
+});
+
+function ipv4ToInt(ip: string): number | undefined {
+  const parts = ip.split(".");
+  if (parts.length !== 4) return undefined;
+  let value = 0;
+  for (const part of parts) {
+    const octet = Number(part);
+    if (!Number.isInteger(octet) || octet < 0 || octet > 255 || part === "") return undefined;
+    value = value * 256 + octet;
+  }
+  return value;
+}
+
 function classifyIpv4(ip: string): AddressVerdict {
-  for (const rule of IPV4_DENY)
-    if (rule.list.check(ip, "ipv4")) return { allowed: false, reason: rule.reason };
+  const value = ipv4ToInt(ip);
+  if (value === undefined) {
+    for (const rule of IPV4_DENY)
+      if (rule.list.check(ip, "ipv4")) return { allowed: false, reason: rule.reason };
+    return { allowed: true };
+  }
+  for (const rule of IPV4_DENY_INT) {
+    if ((value & rule.mask) >>> 0 === rule.network) return { allowed: false, reason: rule.reason };
+  }
   return { allowed: true };
 }
 

@@ -303,3 +303,43 @@ describe("checkWebhookUrl", () => {
     expect(result).toEqual({ ok: false, field: "url", reason: expect.stringMatching(/not an IP address/) });
   });
 });
+
+describe("the integer IPv4 check agrees with the BlockList rules", () => {
+  it("for random addresses and every range edge", async () => {
+    const { IPV4_DENY } = await import("../../src/webhooks/ssrf");
+    const fc = (await import("fast-check")).default;
+    const reference = (ip: string) => !IPV4_DENY.some((rule) => rule.list.check(ip, "ipv4"));
+    const edges = [
+      "0.0.0.0",
+      "9.255.255.255",
+      "10.0.0.0",
+      "100.63.255.255",
+      "100.64.0.0",
+      "100.127.255.255",
+      "100.128.0.0",
+      "126.255.255.255",
+      "127.0.0.1",
+      "128.0.0.0",
+      "172.15.255.255",
+      "172.16.0.0",
+      "172.31.255.255",
+      "172.32.0.0",
+      "198.17.255.255",
+      "198.18.0.0",
+      "198.19.255.255",
+      "198.20.0.0",
+      "223.255.255.255",
+      "224.0.0.0",
+      "239.255.255.255",
+      "240.0.0.0",
+      "255.255.255.254",
+      "255.255.255.255",
+      "8.8.8.8",
+    ];
+    for (const ip of edges) expect(classifyAddress(ip).allowed, ip).toBe(reference(ip));
+    fc.assert(
+      fc.property(fc.ipV4(), (ip) => classifyAddress(ip).allowed === reference(ip)),
+      { numRuns: 5_000 },
+    );
+  });
+});

@@ -295,6 +295,9 @@ export interface WebhooksTable {
   failed_at: string | null;
   created_at: string;
   updated_at: string;
+  /** The dispatcher that owns this webhook's queue, and until when (migration 008). */
+  lease_owner: string | null;
+  lease_until: string | null;
 }
 
 /** One event to one webhook; the same `id` on every attempt (receivers deduplicate on it). */

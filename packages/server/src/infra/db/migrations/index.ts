@@ -12,6 +12,7 @@ import { alerts } from "./004_alerts";
 import { trading } from "./005_trading";
 import { venueCredentials } from "./006_venue_credentials";
 import { webhooks } from "./007_webhooks";
+import { webhookLeases } from "./008_webhook_leases";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -22,5 +23,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "005_trading": trading(dialect),
     "006_venue_credentials": venueCredentials(dialect),
     "007_webhooks": webhooks(dialect),
+    "008_webhook_leases": webhookLeases(dialect),
   };
 }
