@@ -28,6 +28,9 @@ export interface RecordedEvent<T extends EventType = EventType> {
   cursor: EventCursor;
 }
 
+/** An event with its payload as stored JSON text (consumers that only forward it skip the parse). */
+export type RawRecordedEvent = Omit<RecordedEvent, "data"> & { dataJson: string };
+
 /** Where a consumer has read up to. `{ tx: "0", seq: 0 }` is the beginning. */
 export interface EventCursor {
   tx: string;
@@ -90,6 +93,12 @@ export class Outbox {
 
   /** Up to `limit` committed events after `cursor`, in recording order. */
   async readAfter(db: DbOrTrx, cursor: EventCursor, limit = 500): Promise<RecordedEvent[]> {
+    const rows = await this.readRawAfter(db, cursor, limit);
+    return rows.map(({ dataJson, ...rest }) => ({ ...rest, data: JSON.parse(dataJson) }));
+  }
+
+  /** As `readAfter`, with each payload left as the JSON text it was stored as (no parse). */
+  async readRawAfter(db: DbOrTrx, cursor: EventCursor, limit = 500): Promise<RawRecordedEvent[]> {
     let query = db
       .selectFrom("events")
       .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
@@ -113,7 +122,7 @@ export class Outbox {
         type: row.type as EventType,
         account_id: row.account_id,
         environment: row.environment,
-        data: JSON.parse(row.data),
+        dataJson: row.data,
         created_at: row.created_at,
         cursor: { tx, seq: Number(row.seq) },
       };

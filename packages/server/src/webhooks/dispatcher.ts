@@ -16,7 +16,7 @@
  *    sixth failure in a row marks the webhook `failed`: it receives nothing until re-enabled, and
  *    its pending deliveries wait, then resume with a fresh round of six.
  */
-import type { EventCursor, Outbox, RecordedEvent } from "../events/outbox";
+import type { EventCursor, Outbox, RawRecordedEvent } from "../events/outbox";
 import { type Clock, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, Dialect, Trx } from "../infra/db/store";
@@ -25,7 +25,7 @@ import type { SecretBox } from "../infra/secretbox";
 import type { AttemptRow, DeliveryRow, WebhookRow } from "./repo";
 import * as repo from "./repo";
 import { sendWebhook } from "./sender";
-import { deliveryHeaders } from "./signing";
+import { deliveryHeaders, type SigningKeys, signingKeys } from "./signing";
 import type { LookupFn } from "./ssrf";
 
 /** Delay before attempts 2..6, after the previous failure (spec 6.4). */
@@ -40,6 +40,7 @@ const RUN_RECORD_MS = 250;
 interface CachedWebhook {
   row: WebhookRow;
   secret: string;
+  keys: SigningKeys;
   at: number;
 }
 
@@ -191,7 +192,7 @@ export class WebhookDispatcher {
     return this.db.transaction().execute(async (trx) => {
       const nowIso = isoNow(this.clock);
       const cursor = await repo.lockCursor(trx, this.dialect, CURSOR, nowIso);
-      const events = await this.outbox.readAfter(trx, cursor, this.#options.fanOutBatch);
+      const events = await this.outbox.readRawAfter(trx, cursor, this.#options.fanOutBatch);
       if (events.length === 0) return 0;
       const webhooks = await repo.allWebhooks(trx);
       const subscribed = webhooks.map((w) => ({ row: w, events: new Set<string>(JSON.parse(w.events)) }));
@@ -205,7 +206,8 @@ export class WebhookDispatcher {
             webhook_id: row.id,
             event_id: event.id,
             event_type: event.type,
-            body: JSON.stringify({ id, type: event.type, timestamp: event.created_at, data: event.data }),
+            // The stored payload is forwarded as is: the body is built around its JSON text.
+            body: `{"id":"${id}","type":"${event.type}","timestamp":"${event.created_at}","data":${event.dataJson}}`,
             status: "pending",
             attempts: 0,
             round_attempts: 0,
@@ -373,7 +375,8 @@ export class WebhookDispatcher {
       this.#webhooks.delete(id);
       return undefined;
     }
-    const fresh = { row, secret: this.secretBox.open(row.secret_sealed, row.id), at: now };
+    const secret = this.secretBox.open(row.secret_sealed, row.id);
+    const fresh = { row, secret, keys: signingKeys(secret), at: now };
     if (this.#webhooks.size >= 10_000) this.#webhooks.clear();
     this.#webhooks.set(id, fresh);
     return fresh;
@@ -400,13 +403,16 @@ export class WebhookDispatcher {
     eventType: string,
     body: string,
   ): Promise<SendOutcome> {
-    const headers = deliveryHeaders({
-      secret: webhook.secret,
-      deliveryId,
-      eventType,
-      timestampSeconds: Math.floor(this.clock.now() / 1000),
-      rawBody: body,
-    });
+    const headers = deliveryHeaders(
+      {
+        secret: webhook.secret,
+        deliveryId,
+        eventType,
+        timestampSeconds: Math.floor(this.clock.now() / 1000),
+        rawBody: body,
+      },
+      webhook.keys,
+    );
     if (this.#options.send) return this.#options.send({ url: webhook.row.url, headers, body });
     return sendWebhook({
       url: webhook.row.url,
@@ -443,7 +449,7 @@ export class WebhookDispatcher {
 }
 
 /** Whether a webhook receives an event: its own account's (same environment) or a global one. */
-function receives(webhook: WebhookRow, event: RecordedEvent): boolean {
+function receives(webhook: WebhookRow, event: RawRecordedEvent): boolean {
   if (event.created_at < webhook.created_at) return false;
   if (event.account_id === null) return true;
   if (event.account_id !== webhook.account_id) return false;

@@ -14,7 +14,7 @@
  *
  * No server imports here: the agent client library reuses `verifySpecSignature`.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, randomBytes, timingSafeEqual } from "node:crypto";
 
 const SW_PREFIX = "whsec_";
 /** Canonical padded base64, as the Standard Webhooks libraries decode it. */
@@ -90,18 +90,40 @@ export interface DeliveryHeadersInput {
   rawBody: string;
 }
 
+/** A secret's two HMAC keys, derived once (a sender signing many deliveries reuses them). */
+export interface SigningKeys {
+  spec: KeyObject;
+  standard: KeyObject;
+}
+
+export function signingKeys(secret: string): SigningKeys {
+  return {
+    spec: createSecretKey(Buffer.from(secret, "utf8")),
+    standard: createSecretKey(standardWebhooksKey(secret)),
+  };
+}
+
 /** Every header of one delivery attempt (SPEC 6.2 plus Standard Webhooks), names in lower case. */
-export function deliveryHeaders(input: DeliveryHeadersInput): Record<string, string> {
-  const { secret, deliveryId, eventType, timestampSeconds, rawBody } = input;
+export function deliveryHeaders(
+  input: DeliveryHeadersInput,
+  keys: SigningKeys = signingKeys(input.secret),
+): Record<string, string> {
+  const { deliveryId, eventType, timestampSeconds, rawBody } = input;
+  assertTimestamp(timestampSeconds);
+  const timestamp = String(timestampSeconds);
+  const spec = createHmac("sha256", keys.spec).update(`${timestamp}.`, "utf8").update(rawBody).digest("hex");
+  const standard = createHmac("sha256", keys.standard)
+    .update(`${deliveryId}.${timestamp}.${rawBody}`, "utf8")
+    .digest("base64");
   return {
     "content-type": "application/json",
-    "x-service-signature": signSpec(secret, timestampSeconds, rawBody),
-    "x-service-timestamp": String(timestampSeconds),
+    "x-service-signature": `sha256=${spec}`,
+    "x-service-timestamp": timestamp,
     "x-service-event": eventType,
     "x-service-delivery-id": deliveryId,
     "webhook-id": deliveryId,
-    "webhook-timestamp": String(timestampSeconds),
-    "webhook-signature": signStandard(secret, deliveryId, timestampSeconds, rawBody),
+    "webhook-timestamp": timestamp,
+    "webhook-signature": `v1,${standard}`,
     "user-agent": "crossbook-webhooks/1",
   };
 }
