@@ -113,7 +113,9 @@ async function receiver(): Promise<void> {
 // --- the baseline: signed POSTs in a loop, one loop per endpoint -----------------------------------
 
 async function baseline(): Promise<void> {
-  const { signSpec } = await import("../src/webhooks/signing");
+  // The same signed headers crossbook sends (spec 6.3 and Standard Webhooks), computed per request.
+  const { deliveryHeaders, signingKeys } = await import("../src/webhooks/signing");
+  const keys = signingKeys(SECRET); // derived once, as crossbook does per webhook
   const { Agent, request } = await import("undici");
   const url = process.env["BENCH_URL"]!;
   const agent = new Agent({ keepAliveTimeout: 60_000, connections: ENDPOINTS });
@@ -124,23 +126,24 @@ async function baseline(): Promise<void> {
     const loop = async (n: number) => {
       let i = 0;
       while (Date.now() < deadline) {
+        const id = `whd_base_${n}_${i++}`;
         const body = JSON.stringify({
-          id: `whd_base_${n}_${i++}`,
+          id,
           type: "deposit.completed",
           timestamp: new Date().toISOString(),
           data: { transfer_id: "trf_x", amount: 5, currency: "USDC", balance: 10, environment: "sandbox" },
         });
-        const ts = Math.floor(Date.now() / 1000);
-        const res = await request(`${url}/${n}`, {
-          method: "POST",
-          dispatcher: agent,
-          headers: {
-            "content-type": "application/json",
-            "x-service-signature": signSpec(SECRET, ts, body),
-            "x-service-timestamp": String(ts),
+        const headers = deliveryHeaders(
+          {
+            secret: SECRET,
+            deliveryId: id,
+            eventType: "deposit.completed",
+            timestampSeconds: Math.floor(Date.now() / 1000),
+            rawBody: body,
           },
-          body,
-        });
+          keys,
+        );
+        const res = await request(`${url}/${n}`, { method: "POST", dispatcher: agent, headers, body });
         await res.body.dump();
         if (res.statusCode !== 200) throw new Error(`receiver answered ${res.statusCode}`);
         sent++;
