@@ -553,7 +553,12 @@ export class VenueRouter implements LiveRouter {
           throw unreadableCredentials(row.venue);
         }
         try {
-          return await venue.getBalance(credentials);
+          const balance = await venue.getBalance(credentials);
+          // Polymarket reports the wallet's whole collateral: cash our open buys hold back is still
+          // in it (the CLOB only checks it when matching). Kalshi's balance already excludes it.
+          if (venue.id !== "polymarket") return balance;
+          const held = await repo.liveLocked(this.deps.db, owner.accountId, "polymarket");
+          return Math.max(0, balance - held);
         } catch (error) {
           this.#warn(
             error,

@@ -197,14 +197,15 @@ export async function openLiveOrders(db: DbOrTrx, accountId: string, venue: stri
 }
 
 /** Cash an account's open and pending live buy orders hold back (the live balance's `locked`). */
-export async function liveLocked(db: DbOrTrx, accountId: string): Promise<number> {
-  const row = await db
+export async function liveLocked(db: DbOrTrx, accountId: string, venue?: string): Promise<number> {
+  let query = db
     .selectFrom("orders")
     .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("locked"), eb.lit(0)).as("total"))
     .where("account_id", "=", accountId)
     .where("environment", "=", "live")
-    .where("status", "in", ["open", "pending"])
-    .executeTakeFirstOrThrow();
+    .where("status", "in", ["open", "pending"]);
+  if (venue) query = query.where("venue", "=", venue);
+  const row = await query.executeTakeFirstOrThrow();
   return Number(row.total);
 }
 

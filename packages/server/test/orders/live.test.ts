@@ -565,6 +565,18 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
         (await venues.get("kalshi")!.getBalance(me.kalshiCreds)) +
         (await venues.get("polymarket")!.getBalance(me.polymarketCreds));
       expect(after.available).toBeCloseTo(venueCash / 1e6, 6);
+      // Polymarket reports the wallet's whole collateral, resting buys included: what they hold
+      // back is taken out of available (not counted twice).
+      const p = polymarketMarket();
+      await placed(t.app, me.liveKey, { market_id: p.id, side: "buy", price: 0.3, amount: 10 });
+      const withPoly = (await get(t.app, me.liveKey, "/v1/balance")).data;
+      const polyLocked = withPoly.locked - after.locked;
+      expect(polyLocked).toBeGreaterThanOrEqual(3);
+      const cashNow =
+        (await venues.get("kalshi")!.getBalance(me.kalshiCreds)) +
+        (await venues.get("polymarket")!.getBalance(me.polymarketCreds));
+      expect(withPoly.available).toBeCloseTo(cashNow / 1e6 - polyLocked, 6);
+      expect(withPoly.total).toBeCloseTo(withPoly.available + withPoly.locked + withPoly.positions_cost, 6);
       // Live cash is never a row of crossbook's ledger.
       const rows = await t.runtime.store.db
         .selectFrom("balances")
