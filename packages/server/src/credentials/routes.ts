@@ -1,6 +1,7 @@
 /** Linked venue accounts: link (or replace), list, read and unlink the caller's venue credentials. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
+import { Type } from "typebox";
 import { requireAuth } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
 import { AppError } from "../http/errors";
@@ -105,11 +106,24 @@ export const credentialRoutes: FastifyPluginAsyncTypebox<{ credentials: Credenti
         tags: ["venue credentials"],
         summary: "Unlink a venue account; its secrets are deleted and orders can no longer reach that venue",
         params: CredentialParams,
+        querystring: Type.Object(
+          {
+            force: Type.Optional(
+              Type.Boolean({
+                description:
+                  "Unlink although live orders are open on the venue (crossbook stops following them; manage them at the venue)",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: Envelope(UnlinkedSchema) },
       },
     },
     async (request) => {
-      const row = await credentials.unlink(owner(request), request.params.id);
+      const row = await credentials.unlink(owner(request), request.params.id, {
+        force: request.query.force === true,
+      });
       return ok({ id: row.id, venue: row.venue as Venue, deleted: true as const });
     },
   );

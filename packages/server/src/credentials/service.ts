@@ -22,6 +22,7 @@ import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
+import { liveOpenOrderCount } from "../orders/repo";
 import type { VenueId } from "../venues/model";
 import type { VenueCredentials } from "../venues/venue";
 import * as repo from "./repo";
@@ -290,9 +291,26 @@ export class CredentialsService {
     return row;
   }
 
-  /** Unlinks; orders routed afterwards find no credential for the venue. Returns the row as it was. */
-  async unlink(owner: CredentialOwner, id: string): Promise<CredentialRow> {
+  /**
+   * Unlinks; orders routed afterwards find no credential for the venue. Returns the row as it was.
+   * Refused while live orders are open on the venue (crossbook could no longer follow or cancel
+   * them) unless `force` says to leave them to be managed at the venue.
+   */
+  async unlink(
+    owner: CredentialOwner,
+    id: string,
+    options: { force?: boolean } = {},
+  ): Promise<CredentialRow> {
     const row = await this.get(owner, id);
+    if (!options.force) {
+      const open = await liveOpenOrderCount(this.db, owner.accountId, row.venue);
+      if (open > 0)
+        throw new AppError(
+          "VENUE_HAS_OPEN_ORDERS",
+          `${open} live order(s) are open on ${row.venue}: cancel them first (DELETE /v1/orders), or unlink with ?force=true and manage them at the venue`,
+          { venue: row.venue, open_orders: open },
+        );
+    }
     if (!(await repo.deleteCredential(this.db, owner.accountId, id))) {
       throw new AppError("VENUE_CREDENTIAL_NOT_FOUND", `No venue credential ${id}`, { credential_id: id });
     }

@@ -38,6 +38,11 @@ export const ERROR_CATALOG = {
     message: "Only open or pending orders can be cancelled",
     retryable: false,
   },
+  VENUE_HAS_OPEN_ORDERS: {
+    status: 409,
+    message: "Live orders are open on this venue; cancel them before unlinking it",
+    retryable: false,
+  },
   MARKET_CLOSED: { status: 409, message: "The market is not open for trading", retryable: false },
   VENUE_NOT_LINKED: {
     status: 409,

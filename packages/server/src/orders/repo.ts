@@ -213,3 +213,16 @@ export async function liveLocked(db: DbOrTrx, accountId: string, venue?: string)
 export async function setVenueOrderId(db: DbOrTrx, id: string, venueOrderId: string): Promise<void> {
   await db.updateTable("orders").set({ venue_order_id: venueOrderId }).where("id", "=", id).execute();
 }
+
+/** How many live orders an account has open or pending on a venue (unlinking it would orphan them). */
+export async function liveOpenOrderCount(db: DbOrTrx, accountId: string, venue: string): Promise<number> {
+  const row = await db
+    .selectFrom("orders")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("account_id", "=", accountId)
+    .where("environment", "=", "live")
+    .where("venue", "=", venue)
+    .where("status", "in", ["open", "pending"])
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

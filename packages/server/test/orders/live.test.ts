@@ -551,6 +551,44 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
     });
   });
 
+  describe("unlinking", () => {
+    it("is refused while live orders are open on the venue, unless forced", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      const links = (await get(t.app, me.liveKey, "/v1/venue-credentials")).data as Array<{
+        id: string;
+        venue: string;
+      }>;
+      const kalshiLink = links.find((l) => l.venue === "kalshi")!;
+      const polymarketLink = links.find((l) => l.venue === "polymarket")!;
+      const refused = await t.app.inject({
+        method: "DELETE",
+        url: `/v1/venue-credentials/${kalshiLink.id}`,
+        headers: bearer(me.liveKey),
+      });
+      expect(refused.statusCode).toBe(409);
+      expect(refused.json().error).toMatchObject({
+        code: "VENUE_HAS_OPEN_ORDERS",
+        details: { venue: "kalshi", open_orders: 1 },
+      });
+      // Another venue without open orders unlinks at once.
+      const other = await t.app.inject({
+        method: "DELETE",
+        url: `/v1/venue-credentials/${polymarketLink.id}`,
+        headers: bearer(me.liveKey),
+      });
+      expect(other.statusCode).toBe(200);
+      // Forced: unlinked with the order still open (it is then the user's to manage at the venue).
+      const unlinked = await t.app.inject({
+        method: "DELETE",
+        url: `/v1/venue-credentials/${kalshiLink.id}?force=true`,
+        headers: bearer(me.liveKey),
+      });
+      expect(unlinked.statusCode).toBe(200);
+    });
+  });
+
   describe("balance", () => {
     it("a live balance is the venues' cash, with what open live buys hold back as locked", async () => {
       const me = await trader();
