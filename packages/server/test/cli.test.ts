@@ -2,15 +2,16 @@
  * The `crossbook` CLI as a user runs it: help on every command, accounts and keys against the same
  * database a running server uses, `serve` answering HTTP and stopping cleanly on SIGTERM.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, startServe } from "./support/serve";
 
 const run = promisify(execFile);
-const BIN = path.resolve(__dirname, "../bin/crossbook.mjs");
+
 let dir: string;
 let env: NodeJS.ProcessEnv;
 
@@ -161,28 +162,7 @@ describe("crossbook CLI", { timeout: 120_000 }, () => {
   });
 
   it("serves HTTP while the CLI manages keys on the same database, and stops on SIGTERM", async () => {
-    const server: ChildProcess = spawn(process.execPath, [BIN, "serve"], {
-      env: { ...env, PORT: "0" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    server.stdout!.on("data", (chunk) => {
-      output += chunk;
-    });
-    server.stderr!.on("data", (chunk) => {
-      output += chunk;
-    });
-    const address = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 20_000);
-      const check = setInterval(() => {
-        const match = /"address":"(http:\/\/[^"]+)"/.exec(output);
-        if (match) {
-          clearInterval(check);
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      }, 50);
-    });
+    const { server, url: address, output } = await startServe({ ...env, PORT: "0" }, 20_000);
     try {
       await cli(["accounts", "create", "--email", "live@example.com", "--password", "a long password"]);
       const key = JSON.parse(
@@ -212,12 +192,12 @@ describe("crossbook CLI", { timeout: 120_000 }, () => {
       expect(
         (await fetch(`${address}/v1/account`, { headers: { authorization: `Bearer ${key.key}` } })).status,
       ).toBe(401);
-      expect(output).not.toContain(key.key);
+      expect(output()).not.toContain(key.key);
     } finally {
       const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
       server.kill("SIGTERM");
       expect(await exited).toBe(0);
-      expect(output).toContain("shutting down");
+      expect(output()).toContain("shutting down");
     }
   });
 });

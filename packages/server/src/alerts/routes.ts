@@ -1,9 +1,8 @@
 /** Price alerts: create, list, read and delete the caller's alerts (in its key's environment). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
-import { requireAuth } from "../http/auth";
+import { keyOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
-import { AppError } from "../http/errors";
 import { microsToNumber } from "../venues/decimal";
 import { AlertListQuery, AlertParams, AlertSchema, CreateAlertBody } from "./schemas";
 import type { AlertOwner, AlertRow, AlertsService } from "./service";
@@ -27,9 +26,7 @@ export function alertView(row: AlertRow) {
 
 /** Alerts are held by API keys: the account and the key's environment own them. */
 function owner(request: FastifyRequest): AlertOwner {
-  const auth = requireAuth(request);
-  if (auth.kind !== "key") throw new AppError("UNAUTHORIZED", "Alerts are managed with an API key");
-  return { accountId: auth.account.id, environment: auth.key.environment };
+  return keyOwner(request, "Alerts are managed with an API key");
 }
 
 export const alertRoutes: FastifyPluginAsyncTypebox<{ alerts: AlertsService }> = async (app, { alerts }) => {

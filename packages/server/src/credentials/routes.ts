@@ -2,9 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { requireAuth } from "../http/auth";
+import { keyOwner } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
-import { AppError } from "../http/errors";
 import {
   type CREDENTIAL_VENUES,
   CredentialParams,
@@ -34,10 +33,7 @@ export function credentialView(row: CredentialRow) {
 }
 
 function owner(request: FastifyRequest): CredentialOwner {
-  const auth = requireAuth(request);
-  if (auth.kind !== "key")
-    throw new AppError("UNAUTHORIZED", "Venue credentials are managed with an API key");
-  return { accountId: auth.account.id, environment: auth.key.environment };
+  return keyOwner(request, "Venue credentials are managed with an API key");
 }
 
 export const credentialRoutes: FastifyPluginAsyncTypebox<{ credentials: CredentialsService }> = async (

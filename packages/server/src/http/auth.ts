@@ -15,7 +15,7 @@ import fp from "fastify-plugin";
 import { type KeyLimits, limitsFor } from "../accounts/limits";
 import type { Account, AccountsService, Session } from "../accounts/service";
 import { SESSION_TOKEN_PREFIX } from "../accounts/service";
-import type { Permission } from "../apikeys/permissions";
+import type { KeyEnvironment, Permission } from "../apikeys/permissions";
 import type { ApiKey, ApiKeysService, AuthenticatedKey } from "../apikeys/service";
 import type { Config } from "../config";
 import type { Clock } from "../infra/clock";
@@ -71,6 +71,19 @@ export function bearerToken(header: string | undefined): string | undefined {
 /** What a caller over its budget is told, on REST and on the stream alike. */
 export function rateLimitMessage(decision: LimitDecision): string {
   return `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.resetSeconds} s`;
+}
+
+/**
+ * Who owns what an API key creates or reads (orders, positions, alerts, webhooks, venue links): its
+ * account, in the key's environment. A session token is refused with 401 and `refusal`.
+ */
+export function keyOwner(
+  request: FastifyRequest,
+  refusal: string,
+): { accountId: string; environment: KeyEnvironment } {
+  const auth = requireAuth(request);
+  if (auth.kind !== "key") throw new AppError("UNAUTHORIZED", refusal);
+  return { accountId: auth.account.id, environment: auth.key.environment };
 }
 
 /** The authenticated context of a request; throws 401 if there is none (route misconfigured). */

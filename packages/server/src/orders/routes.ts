@@ -2,9 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { requireAuth } from "../http/auth";
+import { keyOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
-import { AppError } from "../http/errors";
 import { microsToNumber } from "../venues/decimal";
 import { averageFillPrice } from "./events";
 import type { FillRow, OrderRow, Owner } from "./repo";
@@ -25,11 +24,7 @@ import type { OrdersService } from "./service";
 const n = microsToNumber;
 
 /** Orders belong to the account and the environment of the key (live or sandbox). */
-export function keyOwner(request: FastifyRequest): Owner {
-  const auth = requireAuth(request);
-  if (auth.kind !== "key") throw new AppError("UNAUTHORIZED", "Trading uses an API key");
-  return { accountId: auth.account.id, environment: auth.key.environment };
-}
+export const tradingOwner = (request: FastifyRequest): Owner => keyOwner(request, "Trading uses an API key");
 
 export function orderView(order: OrderRow) {
   return {
@@ -94,7 +89,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
       },
     },
     async (request, reply) => {
-      const result = await orders.place(keyOwner(request), request.body, request.headers["idempotency-key"]);
+      const result = await orders.place(
+        tradingOwner(request),
+        request.body,
+        request.headers["idempotency-key"],
+      );
       if (result.replayed) reply.header("idempotent-replayed", "true");
       return reply.code(201).send(ok(orderView(result.order)));
     },
@@ -114,7 +113,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
     async (request) => {
       const { status = "open", market_id, side, limit = 50, offset = 0 } = request.query;
       const { rows, total } = await orders.list(
-        keyOwner(request),
+        tradingOwner(request),
         { status, ...(market_id ? { marketId: market_id } : {}), ...(side ? { side } : {}) },
         { limit, offset },
       );
@@ -133,7 +132,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         response: { 200: Envelope(OrderSchema) },
       },
     },
-    async (request) => ok(orderView(await orders.get(keyOwner(request), request.params.id))),
+    async (request) => ok(orderView(await orders.get(tradingOwner(request), request.params.id))),
   );
 
   app.get(
@@ -147,7 +146,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         response: { 200: Envelope(Type.Array(FillSchema)) },
       },
     },
-    async (request) => ok((await orders.fills(keyOwner(request), request.params.id)).map(fillView)),
+    async (request) => ok((await orders.fills(tradingOwner(request), request.params.id)).map(fillView)),
   );
 
   app.delete(
@@ -161,7 +160,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         response: { 200: Envelope(CancelledOrderSchema) },
       },
     },
-    async (request) => ok(cancelledView(await orders.cancel(keyOwner(request), request.params.id))),
+    async (request) => ok(cancelledView(await orders.cancel(tradingOwner(request), request.params.id))),
   );
 
   app.delete(
@@ -177,7 +176,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
     },
     async (request) => {
       const { market_id, side } = request.query;
-      const cancelled = await orders.cancelAll(keyOwner(request), {
+      const cancelled = await orders.cancelAll(tradingOwner(request), {
         ...(market_id ? { marketId: market_id } : {}),
         ...(side ? { side } : {}),
       });

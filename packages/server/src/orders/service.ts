@@ -12,7 +12,7 @@ import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import { buyLock } from "../portfolio/ledger";
-import { adjustBalance, findPositionByKey, reservePosition } from "../portfolio/repo";
+import { adjustBalance, findPositionByKey, openPositionsOnMarket, reservePosition } from "../portfolio/repo";
 import type { SandboxExchange } from "../sandbox/exchange";
 import type { SandboxAccounts } from "../sandbox/service";
 import { MICROS, parseMicros } from "../venues/decimal";
@@ -582,14 +582,7 @@ export class OrdersService {
       await this.#cancelSandbox(order, market.status === "resolved" ? "market_resolved" : "market_closed");
     }
     if (market.status !== "resolved" || !market.resolution) return;
-    const positions = await db
-      .selectFrom("positions")
-      .selectAll()
-      .where("market_id", "=", marketId)
-      .where("status", "in", ["open", "closed"])
-      .where("size", ">", 0)
-      .execute();
-    for (const position of positions) {
+    for (const position of await openPositionsOnMarket(db, marketId)) {
       await db.transaction().execute(async (trx) => {
         // Re-read inside the transaction so two settlements of one position cannot both pay.
         const fresh = await trx

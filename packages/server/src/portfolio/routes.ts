@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
 import type { Owner } from "../orders/repo";
-import { keyOwner } from "../orders/routes";
+import { tradingOwner } from "../orders/routes";
 import { microsToNumber } from "../venues/decimal";
 import { BalanceSchema, PositionListQuery, PositionParams, PositionSchema } from "./schemas";
 import type { BalanceView, MarkedPosition, PortfolioService } from "./service";
@@ -71,7 +71,7 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
     async (request) => {
       const { status = "open", market_id, outcome, limit = 50, offset = 0 } = request.query;
       const { positions, total } = await portfolio.list(
-        keyOwner(request),
+        tradingOwner(request),
         { status, ...(market_id ? { marketId: market_id } : {}), ...(outcome ? { outcome } : {}) },
         { limit, offset },
       );
@@ -94,7 +94,7 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
         response: { 200: Envelope(PositionSchema) },
       },
     },
-    async (request) => ok(positionView(await portfolio.get(keyOwner(request), request.params.id))),
+    async (request) => ok(positionView(await portfolio.get(tradingOwner(request), request.params.id))),
   );
 
   app.get(
@@ -107,6 +107,6 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
         response: { 200: Envelope(BalanceSchema) },
       },
     },
-    async (request) => ok(balanceView(await portfolio.balance(keyOwner(request)))),
+    async (request) => ok(balanceView(await portfolio.balance(tradingOwner(request)))),
   );
 };

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { Envelope, ok } from "../http/envelope";
 import { validationError } from "../http/errors";
-import { keyOwner } from "../orders/routes";
+import { tradingOwner } from "../orders/routes";
 import { balanceView } from "../portfolio/routes";
 import { BalanceSchema } from "../portfolio/schemas";
 import type { PortfolioService } from "../portfolio/service";
@@ -47,7 +47,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{
         },
       },
       async (request) => {
-        const owner = keyOwner(request);
+        const owner = tradingOwner(request);
         const amount = amountOf(request.body);
         const { transferId } =
           kind === "deposit" ? await sandbox.deposit(owner, amount) : await sandbox.withdraw(owner, amount);
@@ -71,7 +71,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => {
-      const owner = keyOwner(request);
+      const owner = tradingOwner(request);
       await sandbox.reset(owner);
       return ok(balanceView(await portfolio.balance(owner)));
     },

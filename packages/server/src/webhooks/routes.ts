@@ -2,9 +2,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { requireAuth } from "../http/auth";
+import { keyOwner } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
-import { AppError } from "../http/errors";
 import type { AttemptRow, WebhookOwner, WebhookRow } from "./repo";
 import {
   CreateWebhookBody,
@@ -18,9 +17,7 @@ import {
 import type { WebhooksService } from "./service";
 
 function owner(request: FastifyRequest): WebhookOwner {
-  const auth = requireAuth(request);
-  if (auth.kind !== "key") throw new AppError("UNAUTHORIZED", "Webhooks are managed with an API key");
-  return { accountId: auth.account.id, environment: auth.key.environment };
+  return keyOwner(request, "Webhooks are managed with an API key");
 }
 
 function webhookView(webhook: WebhookRow, secret?: string) {

@@ -5,15 +5,15 @@
  * per key, every key answered before the crash answers with the same order again, and the ledger
  * identity holds for the account.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { type KalshiFake, startKalshiFake } from "@crossbook/fakes/kalshi";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServe } from "../support/serve";
 
-const BIN = path.resolve(__dirname, "../../bin/crossbook.mjs");
 const BURST = 300;
 
 let kalshi: KalshiFake;
@@ -50,27 +50,9 @@ afterAll(async () => {
 });
 
 async function startServer(): Promise<{ server: ChildProcess; url: string }> {
-  const server = spawn(process.execPath, [BIN, "serve"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  servers.push(server);
-  let output = "";
-  server.stdout!.on("data", (chunk) => {
-    output += chunk;
-  });
-  server.stderr!.on("data", (chunk) => {
-    output += chunk;
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
-    const check = setInterval(() => {
-      const match = /"address":"(http:\/\/[^"]+)"/.exec(output);
-      if (match) {
-        clearInterval(check);
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    }, 25);
-  });
-  return { server, url };
+  const served = await startServe(env);
+  servers.push(served.server);
+  return served;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the test reads JSON answers loosely
