@@ -11,6 +11,12 @@
  *
  *   npm run bench:webhooks [-- --endpoints 8 --events 8000 --warmup 2 --rounds 3 --rate 200]
  *   BENCH_PROFILE=delivery writes a CPU profile of each delivery phase to /tmp/crossbook-bench-profile.
+ *
+ * Figures (2 shared cores, medians of several runs): ratio 0.45 and p99 ~45 ms before the delivery
+ * path went to undici's `dispatch` interface with grouped, precompiled records; 0.71 and p99 ~38 ms
+ * after (crossbook ~110 µs CPU a delivery, was ~200). Mind what the baseline is: undici's `request`
+ * plus `body.dump()`, which costs ~35 µs more CPU per request than a bare loop on `dispatch` (the
+ * interface crossbook's sender now uses); against such a loop the ratio measured ~0.53.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";

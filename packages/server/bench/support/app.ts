@@ -24,6 +24,8 @@ export async function startBenchApp(
   } = {},
 ) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-"));
+  // The bench database is tens of megabytes: remove it when the bench process ends.
+  process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   const config = loadConfig({
     DATABASE_URL: `sqlite:${path.join(dir, "bench.db")}`,
     CROSSBOOK_DATA_DIR: dir,

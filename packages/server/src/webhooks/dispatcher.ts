@@ -7,10 +7,12 @@
  *    (webhook, event) unique index would refuse a duplicate anyway).
  * 2. Dispatch: a webhook's queue is leased to one dispatcher at a time (a conditional update on
  *    the webhook row, so only one wins). Its worker takes a run of the oldest due deliveries and
- *    sends them one by one, in the order they were recorded, stopping at the first failure; then
- *    it records every attempt and takes the next run in one transaction. A dispatcher killed
- *    mid-run leaves a lease that expires; the unrecorded deliveries are sent again with the same
- *    delivery ids (receivers deduplicate on them). A failing endpoint holds back only its own queue.
+ *    sends them one by one, in the order they were recorded, stopping at the first failure or when
+ *    the run's time is up (at most 250 ms); then it records every attempt and takes the next run in
+ *    one transaction, shared with the other webhooks' runs that ended at the same moment. A
+ *    dispatcher killed mid-run leaves a lease that expires; the unrecorded deliveries are sent again
+ *    with the same delivery ids (receivers deduplicate on them). A failing endpoint holds back only
+ *    its own queue.
  * 3. Retries (spec 6.4): after a failure the next attempt is 1 min, 5 min, 30 min, 2 h, 12 h later
  *    (plus up to 5 % jitter, never earlier; a 429/503 Retry-After can only push it later). The
  *    sixth failure in a row marks the webhook `failed`: it receives nothing until re-enabled, and
@@ -22,7 +24,7 @@ import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, Dialect, Trx } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
-import type { AttemptRow, DeliveryRow, WebhookRow } from "./repo";
+import type { AttemptRow, DeliveryRow, QueuedDelivery, WebhookRow } from "./repo";
 import * as repo from "./repo";
 import { sendWebhook } from "./sender";
 import { deliveryHeaders, type SigningKeys, signingKeys } from "./signing";
@@ -34,8 +36,21 @@ export const MAX_ATTEMPTS = 6;
 const CURSOR = "webhooks";
 /** How long a webhook's row and secret are reused from memory (updates here forget it at once). */
 const WEBHOOK_CACHE_MS = 1_000;
-/** A run of deliveries is recorded after at most this long, however many were sent. */
+/**
+ * A run of deliveries is recorded after at most this long, however many were sent. Runs end on the
+ * clock's multiples of it (or of a third of the lease, if shorter), so the runs of many webhooks
+ * end together and their records share one transaction.
+ */
 const RUN_RECORD_MS = 250;
+/** How long a finished run's record may wait for the runs still being sent, to share their commit. */
+const RECORD_GROUP_MS = 5;
+
+/** One attempt of a run, waiting to be recorded. */
+interface Sent {
+  delivery: QueuedDelivery;
+  outcome: SendOutcome;
+  at: string;
+}
 
 interface CachedWebhook {
   row: WebhookRow;
@@ -88,7 +103,8 @@ const DEFAULTS: DispatcherOptions = {
   pollIntervalMs: 50,
   fanOutBatch: 500,
   jitter: 0.05,
-  batchSize: 64,
+  // Enough for RUN_RECORD_MS of a fast receiver: a deep queue's runs end by time, together.
+  batchSize: 256,
 };
 
 export class WebhookDispatcher {
@@ -105,6 +121,11 @@ export class WebhookDispatcher {
   #draining = false;
   readonly #webhooks = new Map<string, CachedWebhook>();
   readonly #batcher: TransactionBatcher;
+  /** Workers sending a run right now. */
+  #sending = 0;
+  /** Records of finished runs waiting (briefly) for the runs still being sent. */
+  #held: Array<() => void> = [];
+  #heldTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
@@ -196,7 +217,7 @@ export class WebhookDispatcher {
       if (events.length === 0) return 0;
       const webhooks = await repo.allWebhooks(trx);
       const subscribed = webhooks.map((w) => ({ row: w, events: new Set<string>(JSON.parse(w.events)) }));
-      const deliveries: Array<Omit<DeliveryRow, "seq">> = [];
+      const deliveries: repo.NewDelivery[] = [];
       for (const event of events) {
         for (const { row, events: types } of subscribed) {
           if (!types.has(event.type) || !receives(row, event)) continue;
@@ -208,24 +229,12 @@ export class WebhookDispatcher {
             event_type: event.type,
             // The stored payload is forwarded as is: the body is built around its JSON text.
             body: `{"id":"${id}","type":"${event.type}","timestamp":"${event.created_at}","data":${event.dataJson}}`,
-            status: "pending",
-            attempts: 0,
-            round_attempts: 0,
-            next_attempt_at: nowIso,
-            lease_owner: null,
-            lease_until: null,
-            last_response_code: null,
-            last_response_time_ms: null,
-            last_error: null,
-            created_at: nowIso,
-            updated_at: nowIso,
-            completed_at: null,
           });
         }
       }
       // Many rows per statement (in recording order, so `seq` keeps the events' order).
       for (let k = 0; k < deliveries.length; k += 200) {
-        await repo.insertDeliveries(trx, deliveries.slice(k, k + 200));
+        await repo.insertDeliveries(trx, this.dialect, deliveries.slice(k, k + 200), nowIso);
       }
       const last: EventCursor = events[events.length - 1]!.cursor;
       await repo.saveCursor(trx, CURSOR, last, nowIso);
@@ -263,48 +272,90 @@ export class WebhookDispatcher {
 
   /**
    * One webhook's worker. It claims a run of the webhook's oldest due deliveries (up to
-   * `batchSize`, leased together), sends them one by one in order, stops at the first failure, and
-   * then records every attempt, releases what it did not send and claims the next run, all in one
-   * group-committed transaction. A healthy endpoint is fed back to back for a few statements per
-   * run instead of per delivery. A crash before the record means those deliveries are sent again
-   * (same ids) after the lease; a run is cut short after a third of the lease so it never outlives it.
+   * `batchSize`, leased together), sends them one by one in order, and stops at the first failure or
+   * when the run's time is up (the next multiple of RUN_RECORD_MS, or of a third of the lease: a run
+   * never outlives its lease). Then it records every attempt, releases what it did not send (or, on
+   * success, renews the lease and takes the next run) in one transaction, which the records of
+   * other webhooks' runs ending at the same moment share (see `#together`). A healthy endpoint is
+   * fed back to back for a few statements per run instead of per delivery. A crash before the record
+   * means those deliveries are sent again (same ids) after the lease.
    */
-  async #work(first: DeliveryRow): Promise<void> {
+  async #work(first: Pick<DeliveryRow, "webhook_id">): Promise<void> {
     const id = first.webhook_id;
-    let run = await this.#batcher.run((trx) => this.#claimRun(trx, id));
+    let run = await this.#batcher.run((trx) => this.#claimRun(trx, id, []));
     while (run.length > 0) {
       const webhook = await this.#webhook(id);
       if (webhook?.row.status !== "active") {
         await repo.releaseWebhook(this.db, id, this.#owner);
         return;
       }
-      const started = this.clock.now();
-      const sent: Array<{ delivery: DeliveryRow; outcome: SendOutcome; at: string }> = [];
-      for (const delivery of run) {
-        const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
-        sent.push({ delivery, outcome, at: isoNow(this.clock) });
-        if (!outcome.ok) break;
-        if (this.#stopped && !this.#draining) break;
-        // Record at least every RUN_RECORD_MS (and well inside the lease): a crash replays little.
-        if (this.clock.now() - started > Math.min(RUN_RECORD_MS, this.#options.leaseMs / 3)) break;
+      const period = Math.min(RUN_RECORD_MS, this.#options.leaseMs / 3);
+      const endsAt = (Math.floor(this.clock.now() / period) + 1) * period;
+      const sent: Sent[] = [];
+      this.#sending++;
+      try {
+        for (const delivery of run) {
+          const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
+          sent.push({ delivery, outcome, at: isoNow(this.clock) });
+          if (!outcome.ok) break;
+          if (this.#stopped && !this.#draining) break;
+          // Record at least every RUN_RECORD_MS (and well inside the lease): a crash replays little.
+          if (this.clock.now() >= endsAt) break;
+        }
+      } finally {
+        this.#sending--;
       }
       const carryOn = !(this.#stopped && !this.#draining);
-      run = await this.#batcher.run((trx) => this.#record(trx, webhook.row, sent, carryOn));
+      const unsent = run.slice(sent.length);
+      run = await this.#together((trx) => this.#record(trx, webhook.row, sent, carryOn, unsent));
     }
   }
 
-  /** Leases the webhook's queue and returns its oldest due deliveries, in order, as one run. */
-  async #claimRun(trx: Trx, webhookId: string): Promise<DeliveryRow[]> {
+  /**
+   * Runs `work` through the group-committed batcher, but first lets the runs still being sent
+   * finish (up to RECORD_GROUP_MS), so that the runs ending together are recorded in one
+   * transaction: their rows share pages and one commit instead of one commit each.
+   */
+  #together<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#held.push(() => {
+        this.#batcher.run(work).then(resolve, reject);
+      });
+      if (this.#sending === 0) this.#releaseHeld();
+      else this.#heldTimer ??= setTimeout(() => this.#releaseHeld(), RECORD_GROUP_MS);
+    });
+  }
+
+  /** Hands every held record to the batcher in one turn of the event loop: one transaction. */
+  #releaseHeld(): void {
+    if (this.#heldTimer) clearTimeout(this.#heldTimer);
+    this.#heldTimer = undefined;
+    for (const submit of this.#held.splice(0)) submit();
+  }
+
+  /**
+   * Leases the webhook's queue and returns its oldest due deliveries, in order, as one run.
+   * `unsent` is the rest of the previous run: when our lease on the queue never lapsed, nobody else
+   * has touched it, so those deliveries are still pending and lead the run without being read again.
+   */
+  async #claimRun(trx: Trx, webhookId: string, unsent: QueuedDelivery[]): Promise<QueuedDelivery[]> {
     const now = this.clock.now();
     const nowIso = new Date(now).toISOString();
     const leaseUntil = new Date(now + this.#options.leaseMs).toISOString();
-    if (!(await repo.leaseWebhook(trx, webhookId, this.#owner, nowIso, leaseUntil))) return [];
-    const head = await repo.pendingHead(trx, webhookId, this.#options.batchSize);
-    const run: DeliveryRow[] = [];
-    for (const delivery of head) {
-      // Only a prefix from the head: a delivery waiting for its retry time blocks those behind it.
-      if (delivery.next_attempt_at > nowIso) break;
-      run.push(delivery);
+    let run: QueuedDelivery[] = [];
+    if (unsent.length > 0 && (await repo.renewLease(trx, webhookId, this.#owner, nowIso, leaseUntil))) {
+      run = unsent;
+    } else if (!(await repo.leaseWebhook(trx, webhookId, this.#owner, nowIso, leaseUntil))) {
+      return [];
+    }
+    const wanted = this.#options.batchSize - run.length;
+    if (wanted > 0) {
+      const head = await repo.pendingHead(trx, webhookId, wanted, run.at(-1)?.seq);
+      for (const delivery of head) {
+        // Only a prefix from the head: a delivery waiting for its retry time blocks those behind it.
+        if (delivery.next_attempt_at > nowIso) break;
+        run.push(delivery);
+      }
     }
     if (run.length === 0) await repo.releaseWebhook(trx, webhookId, this.#owner);
     return run;
@@ -314,12 +365,14 @@ export class WebhookDispatcher {
   async #record(
     trx: Trx,
     webhook: WebhookRow,
-    sent: Array<{ delivery: DeliveryRow; outcome: SendOutcome; at: string }>,
+    sent: Sent[],
     carryOn: boolean,
-  ): Promise<DeliveryRow[]> {
+    unsent: QueuedDelivery[],
+  ): Promise<QueuedDelivery[]> {
     if (sent.length > 0) {
       await repo.insertAttempts(
         trx,
+        this.dialect,
         sent.map(({ delivery, outcome, at }) => attemptRow(delivery, delivery.attempts + 1, outcome, at)),
       );
     }
@@ -327,13 +380,14 @@ export class WebhookDispatcher {
     if (successes.length > 0) {
       await repo.markDelivered(
         trx,
-        successes.map((x) => x.delivery.id),
+        this.dialect,
+        successes.map((x) => x.delivery.seq),
         successes.at(-1)!.at,
       );
     }
     const failure = sent.find((x) => !x.outcome.ok);
     if (!failure) {
-      if (carryOn) return this.#claimRun(trx, webhook.id);
+      if (carryOn) return this.#claimRun(trx, webhook.id, unsent);
       await repo.releaseWebhook(trx, webhook.id, this.#owner);
       return [];
     }

@@ -1,6 +1,5 @@
 /** Webhooks, deliveries, attempts and the fan-out cursor: the only SQL over those tables. */
-import type { Selectable } from "kysely";
-import { sql } from "kysely";
+import { CompiledQuery, type Selectable, sql } from "kysely";
 import type { EventCursor } from "../events/outbox";
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from "../infra/db/schema";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
@@ -104,15 +103,78 @@ export async function saveCursor(
     .execute();
 }
 
+// --- bulk statements -----------------------------------------------------------------------------
+//
+// The dispatcher's per-delivery statements, many rows at a time, as SQL text built once per (dialect,
+// row count) with every value bound as a parameter. Building them through the query builder costs
+// more per row than running them, and the same text lets SQLite reuse its prepared statement.
+
+const bulkText = new Map<string, string>();
+/** Rows per statement: keeps the bound parameters far below SQLite's and PostgreSQL's limits. */
+const BULK_ROWS = 500;
+
+/** `template` repeated `rows` times, joined by `separator`, inside `head`…`tail`; `?` numbered for pg. */
+function bulk(
+  dialect: Dialect,
+  key: string,
+  head: string,
+  template: string,
+  rows: number,
+  tail = "",
+): string {
+  const cacheKey = `${dialect}|${key}|${rows}`;
+  let text = bulkText.get(cacheKey);
+  if (text === undefined) {
+    text = `${head}${Array.from({ length: rows }, () => template).join(", ")}${tail}`;
+    if (dialect === "postgres") {
+      let n = 0;
+      text = text.replace(/\?/g, () => `$${++n}`);
+    }
+    if (bulkText.size >= 1_000) bulkText.clear();
+    bulkText.set(cacheKey, text);
+  }
+  return text;
+}
+
 // --- deliveries ----------------------------------------------------------------------------------
 
-export async function insertDeliveries(db: DbOrTrx, rows: Array<Omit<DeliveryRow, "seq">>): Promise<void> {
+/** A delivery made by the fan-out: pending, never attempted, due at once. */
+export interface NewDelivery {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  /** The exact JSON body sent on every attempt. */
+  body: string;
+}
+
+/** Inserts new pending deliveries (in order: `seq` follows), skipping any (webhook, event) already there. */
+export async function insertDeliveries(
+  db: DbOrTrx,
+  dialect: Dialect,
+  rows: readonly NewDelivery[],
+  nowIso: string,
+): Promise<void> {
+  if (rows.length > BULK_ROWS) {
+    for (let i = 0; i < rows.length; i += BULK_ROWS)
+      await insertDeliveries(db, dialect, rows.slice(i, i + BULK_ROWS), nowIso);
+    return;
+  }
   if (rows.length === 0) return;
-  await db
-    .insertInto("webhook_deliveries")
-    .values(rows)
-    .onConflict((oc) => oc.columns(["webhook_id", "event_id"]).doNothing())
-    .execute();
+  const text = bulk(
+    dialect,
+    "deliveries",
+    "insert into webhook_deliveries (id, webhook_id, event_id, event_type, body, status, attempts, " +
+      "round_attempts, next_attempt_at, created_at, updated_at) values ",
+    "(?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)",
+    rows.length,
+    " on conflict (webhook_id, event_id) do nothing",
+  );
+  const parameters: unknown[] = [];
+  for (const row of rows) {
+    parameters.push(row.id, row.webhook_id, row.event_id, row.event_type, row.body, nowIso, nowIso, nowIso);
+  }
+  await db.executeQuery(CompiledQuery.raw(text, parameters));
 }
 
 /**
@@ -143,37 +205,102 @@ export async function dueDeliveries(
   return query.orderBy("d.next_attempt_at").limit(limit).execute();
 }
 
-/** A webhook's oldest pending deliveries, in order. */
-export async function pendingHead(db: DbOrTrx, webhookId: string, limit: number): Promise<DeliveryRow[]> {
-  return db
+/** What the dispatcher needs of a queued delivery to send it and record the attempt. */
+export type QueuedDelivery = Pick<
+  DeliveryRow,
+  "seq" | "id" | "webhook_id" | "event_type" | "body" | "attempts" | "round_attempts" | "next_attempt_at"
+>;
+
+/** A webhook's oldest pending deliveries (after `afterSeq`, when given), in order. */
+export async function pendingHead(
+  db: DbOrTrx,
+  webhookId: string,
+  limit: number,
+  afterSeq?: number,
+): Promise<QueuedDelivery[]> {
+  let query = db
     .selectFrom("webhook_deliveries")
-    .selectAll()
+    .select([
+      "seq",
+      "id",
+      "webhook_id",
+      "event_type",
+      "body",
+      "attempts",
+      "round_attempts",
+      "next_attempt_at",
+    ])
     .where("status", "=", "pending")
-    .where("webhook_id", "=", webhookId)
-    .orderBy("seq")
-    .limit(limit)
-    .execute();
+    .where("webhook_id", "=", webhookId);
+  if (afterSeq !== undefined) query = query.where("seq", ">", afterSeq);
+  return query.orderBy("seq").limit(limit).execute();
 }
 
-/** Marks deliveries of a webhook whose lease we hold as delivered (attempts recorded alongside). */
-export async function markDelivered(db: DbOrTrx, ids: readonly string[], atIso: string): Promise<void> {
-  await db
-    .updateTable("webhook_deliveries")
-    .set({
-      status: "success",
-      attempts: sql`attempts + 1`,
-      round_attempts: sql`round_attempts + 1`,
-      last_error: null,
-      completed_at: atIso,
-      updated_at: atIso,
-    })
-    // By id alone: with a status condition too, SQLite may walk the pending index instead.
-    .where("id", "in", ids)
-    .execute();
+/**
+ * Marks deliveries of a webhook whose lease we hold as delivered (attempts recorded alongside). By
+ * `seq`, the primary key (SQLite's rowid): each row is found without a secondary-index search.
+ */
+export async function markDelivered(
+  db: DbOrTrx,
+  dialect: Dialect,
+  seqs: readonly number[],
+  atIso: string,
+): Promise<void> {
+  if (seqs.length > BULK_ROWS) {
+    for (let i = 0; i < seqs.length; i += BULK_ROWS)
+      await markDelivered(db, dialect, seqs.slice(i, i + BULK_ROWS), atIso);
+    return;
+  }
+  if (seqs.length === 0) return;
+  const text = bulk(
+    dialect,
+    "delivered",
+    "update webhook_deliveries set status = 'success', attempts = attempts + 1, " +
+      "round_attempts = round_attempts + 1, last_error = null, completed_at = ?, updated_at = ? " +
+      // By key alone: with a status condition too, SQLite may walk the pending index instead.
+      "where seq in (",
+    "?",
+    seqs.length,
+    ")",
+  );
+  await db.executeQuery(CompiledQuery.raw(text, [atIso, atIso, ...seqs]));
 }
 
-export async function insertAttempts(db: DbOrTrx, rows: AttemptRow[]): Promise<void> {
-  await db.insertInto("webhook_attempts").values(rows).execute();
+export async function insertAttempts(
+  db: DbOrTrx,
+  dialect: Dialect,
+  rows: readonly AttemptRow[],
+): Promise<void> {
+  if (rows.length > BULK_ROWS) {
+    for (let i = 0; i < rows.length; i += BULK_ROWS)
+      await insertAttempts(db, dialect, rows.slice(i, i + BULK_ROWS));
+    return;
+  }
+  if (rows.length === 0) return;
+  const text = bulk(
+    dialect,
+    "attempts",
+    "insert into webhook_attempts (id, delivery_id, webhook_id, event_type, attempt, status, " +
+      "response_code, response_time_ms, error, created_at) values ",
+    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    rows.length,
+  );
+  const parameters: unknown[] = [];
+  for (const r of rows) {
+    parameters.push(
+      r.id,
+      r.delivery_id,
+      r.webhook_id,
+      r.event_type,
+      r.attempt,
+      r.status,
+      r.response_code,
+      r.response_time_ms,
+      r.error,
+      r.created_at,
+    );
+  }
+  await db.executeQuery(CompiledQuery.raw(text, parameters));
 }
 
 export async function insertAttempt(db: DbOrTrx, row: AttemptRow): Promise<void> {
@@ -220,6 +347,28 @@ export async function leaseWebhook(
     .where((eb) =>
       eb.or([eb("lease_until", "is", null), eb("lease_until", "<", nowIso), eb("lease_owner", "=", owner)]),
     )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/**
+ * Extends a lease we hold and that has not lapsed (so no other dispatcher can have taken the queue
+ * meanwhile). False otherwise: the caller then claims afresh with `leaseWebhook`.
+ */
+export async function renewLease(
+  db: DbOrTrx,
+  id: string,
+  owner: string,
+  nowIso: string,
+  untilIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("webhooks")
+    .set({ lease_until: untilIso })
+    .where("id", "=", id)
+    .where("status", "=", "active")
+    .where("lease_owner", "=", owner)
+    .where("lease_until", ">=", nowIso)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

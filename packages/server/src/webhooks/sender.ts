@@ -5,7 +5,11 @@
  * - The SSRF guard runs on every attempt, and the connection goes to exactly the addresses it
  *   checked: the undici Agent gets a `lookup` that returns the checked address, so there is no
  *   second DNS lookup for an attacker to rebind. SNI, certificate verification and the Host header
- *   still use the URL's hostname.
+ *   still use the URL's hostname. A host name is resolved and judged on every attempt; an IP-literal
+ *   URL's verdict involves no DNS (it depends on the URL and `allowPrivate` only), so it is kept.
+ * - The request goes through undici's `dispatch` handler interface (`Exchange`), not `request`: no
+ *   response stream, async iterator or AbortSignal per attempt, which cost more than the rest of
+ *   the attempt together.
  * - Keep-alive connections are reused through one Agent per (host, port, checked address), kept in
  *   a small LRU, so a connection pinned to an old address is never used for a new one.
  * - No redirect is followed (a 3xx is a failure), one deadline covers DNS, connect, TLS, headers and
@@ -16,8 +20,14 @@
  */
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
-import { Agent, request } from "undici";
-import { checkWebhookUrl, type LookupFn, type ResolvedAddress } from "./ssrf";
+import { Agent } from "undici";
+import {
+  checkWebhookUrl,
+  checkWebhookUrlWithoutDns,
+  type LookupFn,
+  type ResolvedAddress,
+  type UrlCheck,
+} from "./ssrf";
 
 export const DEFAULT_TIMEOUT_MS = 5000;
 const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -172,124 +182,228 @@ type Attempt =
   | { kind: "response"; status: number; location: string | null; retryAfter: string | string[] | undefined }
   | { kind: "error"; error: unknown; status: number | null };
 
-async function readAtMost(body: AsyncIterable<Buffer>, limit: number): Promise<void> {
-  let received = 0;
-  for await (const chunk of body) {
-    received += chunk.length;
-    // Leaving the loop destroys the stream, and with it the connection: fine for an oversized answer.
-    if (received > limit) break;
+/** undici's per-request controller (the part a dispatch handler uses). */
+interface RequestController {
+  abort(reason: Error): void;
+}
+
+/**
+ * One HTTP exchange through undici's `dispatch` handler interface: no response stream, async
+ * iterator or AbortSignal per attempt (they cost more than the rest of the attempt together). The
+ * outcome settles once: at the end of the response, when its body passes the read limit (the
+ * connection is then dropped, as a destroyed body stream would), on an error, or on `cancel` (the
+ * attempt's deadline).
+ */
+class Exchange {
+  status: number | null = null;
+  #location: string | null = null;
+  #retryAfter: string | string[] | undefined = undefined;
+  #received = 0;
+  #controller: RequestController | null = null;
+  #settled = false;
+  #cancelled: Error | null = null;
+  readonly outcome: Promise<Attempt>;
+  #resolve!: (attempt: Attempt) => void;
+
+  constructor() {
+    this.outcome = new Promise<Attempt>((resolve) => {
+      this.#resolve = resolve;
+    });
+  }
+
+  #settle(attempt: Attempt): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#resolve(attempt);
+  }
+
+  #response(): Attempt {
+    return { kind: "response", status: this.status!, location: this.#location, retryAfter: this.#retryAfter };
+  }
+
+  /** Abandons the request (deadline): the connection is dropped, the outcome an error. */
+  cancel(reason: Error): void {
+    this.#settle({ kind: "error", error: reason, status: this.status });
+    if (this.#controller) this.#controller.abort(reason);
+    else this.#cancelled = reason; // not on a connection yet: aborted as soon as it is
+  }
+
+  onRequestStart(controller: RequestController): void {
+    this.#controller = controller;
+    if (this.#cancelled) controller.abort(this.#cancelled);
+  }
+
+  onResponseStart(
+    _controller: RequestController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    if (statusCode < 200) return; // 1xx informational: the real answer follows
+    this.status = statusCode;
+    const location = headers["location"];
+    this.#location = (Array.isArray(location) ? location[0] : location) ?? null;
+    this.#retryAfter = headers["retry-after"];
+  }
+
+  onResponseData(controller: RequestController, chunk: Buffer): void {
+    this.#received += chunk.length;
+    if (this.#received > MAX_RESPONSE_BYTES && !this.#settled) {
+      // Enough of an oversized answer: the status stands, the rest (and the connection) is dropped.
+      this.#settle(this.#response());
+      controller.abort(new Error("response body over the read limit"));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#settle(this.#response());
+  }
+
+  onResponseError(_controller: RequestController, error: Error): void {
+    this.#settle({ kind: "error", error, status: this.status });
   }
 }
 
-async function attempt(
-  url: URL,
-  target: ResolvedAddress,
-  input: SendInput,
-  signal: AbortSignal,
-  timeoutMs: number,
-): Promise<Attempt> {
-  let status: number | null = null;
-  try {
-    const response = await request(url, {
-      dispatcher: pinnedAgent(url, target, input.ca),
-      method: "POST",
-      headers: input.headers,
-      body: input.body,
-      signal,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    status = response.statusCode;
-    await readAtMost(response.body, MAX_RESPONSE_BYTES);
-    const location = response.headers["location"];
-    return {
-      kind: "response",
-      status,
-      location: (Array.isArray(location) ? location[0] : location) ?? null,
-      retryAfter: response.headers["retry-after"],
-    };
-  } catch (error) {
-    return { kind: "error", error, status };
+type Allowed = Extract<UrlCheck, { ok: true }>;
+type Refused = Extract<UrlCheck, { ok: false }>;
+
+/** Where an attempt goes: the URL's allowed check, and its origin and path as undici takes them. */
+interface Target {
+  check: Allowed;
+  origin: string;
+  path: string;
+}
+
+/** The targets of IP-literal URLs, by allowPrivate and URL (their check involves no DNS). */
+const targets = new Map<string, Target>();
+const MAX_TARGETS = 1_000;
+
+function target(check: Allowed): Target {
+  return { check, origin: check.url.origin, path: `${check.url.pathname}${check.url.search}` };
+}
+
+/**
+ * The SSRF verdict for this attempt. An IP-literal URL needs no DNS, so its verdict (a pure function
+ * of the URL and `allowPrivate`) is computed once and reused; a host name is resolved and judged
+ * anew on every attempt.
+ */
+function checkNow(input: SendInput): Target | Refused | Promise<Target | Refused> {
+  const key = `${input.allowPrivate ? "1" : "0"}${input.url}`;
+  const known = targets.get(key);
+  if (known) return known;
+  const literal = checkWebhookUrlWithoutDns(input.url, input);
+  if (literal) {
+    if (!literal.ok) return literal;
+    const found = target(literal);
+    if (targets.size >= MAX_TARGETS) targets.clear();
+    targets.set(key, found);
+    return found;
   }
+  return checkWebhookUrl(input.url, {
+    allowPrivate: input.allowPrivate,
+    ...(input.lookup ? { lookup: input.lookup } : {}),
+  }).then((check) => (check.ok ? target(check) : check));
+}
+
+function attempt(
+  to: Target,
+  address: ResolvedAddress,
+  input: SendInput,
+  timeoutMs: number,
+  onStart: (exchange: Exchange) => void,
+): Promise<Attempt> {
+  const exchange = new Exchange();
+  onStart(exchange);
+  try {
+    pinnedAgent(to.check.url, address, input.ca).dispatch(
+      {
+        origin: to.origin,
+        path: to.path,
+        method: "POST",
+        headers: input.headers,
+        body: input.body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      },
+      exchange,
+    );
+  } catch (error) {
+    exchange.onResponseError(null as never, error as Error);
+  }
+  return exchange.outcome;
 }
 
 /** Make one delivery attempt. Never throws; every outcome is in the result. */
 export async function sendWebhook(input: SendInput): Promise<SendResult> {
   const started = performance.now();
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const elapsed = () => Math.round(performance.now() - started);
-  const result = (fields: Omit<SendResult, "responseTimeMs">): SendResult => ({
-    ...fields,
-    responseTimeMs: elapsed(),
+  const result = (
+    ok: boolean,
+    status: number | null,
+    error: string | null,
+    retryAfterSeconds: number | null,
+  ): SendResult => ({
+    ok,
+    status,
+    responseTimeMs: Math.round(performance.now() - started),
+    error,
+    retryAfterSeconds,
   });
   const timeoutError = `timeout after ${timeoutMs} ms`;
 
-  const controller = new AbortController();
+  // One deadline for the whole attempt: DNS, connect, TLS, headers and body.
   let timedOut = false;
-  let onTimeout: () => void = () => {};
-  const deadline = new Promise<"timeout">((resolve) => {
-    onTimeout = () => resolve("timeout");
-  });
+  let current: Exchange | null = null;
+  let onTimeout: (() => void) | null = null;
   const timer = setTimeout(() => {
     timedOut = true;
-    controller.abort();
-    onTimeout();
+    current?.cancel(new Error(timeoutError));
+    onTimeout?.();
   }, timeoutMs);
 
   try {
-    const check = await Promise.race([
-      checkWebhookUrl(input.url, {
-        allowPrivate: input.allowPrivate,
-        ...(input.lookup ? { lookup: input.lookup } : {}),
-      }),
-      deadline,
-    ]);
-    if (check === "timeout") {
-      return result({ ok: false, status: null, error: timeoutError, retryAfterSeconds: null });
-    }
-    if (!check.ok) {
-      return result({
-        ok: false,
-        status: null,
-        error: `refused by SSRF guard: ${check.reason}`,
-        retryAfterSeconds: null,
+    let checked = checkNow(input);
+    if (checked instanceof Promise) {
+      const deadline = new Promise<"timeout">((resolve) => {
+        onTimeout = () => resolve("timeout");
       });
+      const raced = await Promise.race([checked, deadline]);
+      if (raced === "timeout") return result(false, null, timeoutError, null);
+      checked = raced;
     }
+    if ("reason" in checked) return result(false, null, `refused by SSRF guard: ${checked.reason}`, null);
+    const to = checked;
+    const addresses = to.check.addresses;
 
     let outcome: Attempt | undefined;
-    for (const [index, target] of check.addresses.entries()) {
-      outcome = await attempt(check.url, target, input, controller.signal, timeoutMs);
+    for (let index = 0; index < addresses.length; index++) {
+      outcome = await attempt(to, addresses[index]!, input, timeoutMs, (exchange) => {
+        current = exchange;
+      });
       const retryNext =
         outcome.kind === "error" &&
         !timedOut &&
-        index < check.addresses.length - 1 &&
+        index < addresses.length - 1 &&
         CONNECT_FAILURES.has(errorCode(outcome.error) ?? "");
       if (!retryNext) break;
     }
-    if (!outcome)
-      return result({ ok: false, status: null, error: "no address to connect to", retryAfterSeconds: null });
+    if (!outcome) return result(false, null, "no address to connect to", null);
 
     if (outcome.kind === "error") {
-      const error = timedOut ? timeoutError : describeError(outcome.error, check.url.hostname);
-      return result({ ok: false, status: outcome.status, error, retryAfterSeconds: null });
+      const error = timedOut ? timeoutError : describeError(outcome.error, to.check.url.hostname);
+      return result(false, outcome.status, error, null);
     }
     const { status } = outcome;
     const retryAfterSeconds =
       status === 429 || status === 503 ? parseRetryAfter(outcome.retryAfter, Date.now()) : null;
-    if (status >= 200 && status < 300) return result({ ok: true, status, error: null, retryAfterSeconds });
+    if (status >= 200 && status < 300) return result(true, status, null, retryAfterSeconds);
     if (status >= 300 && status < 400) {
       const error = `redirect to ${shorten(outcome.location ?? "(no Location header)")} not followed`;
-      return result({ ok: false, status, error, retryAfterSeconds });
+      return result(false, status, error, retryAfterSeconds);
     }
-    return result({ ok: false, status, error: `HTTP ${status}`, retryAfterSeconds });
+    return result(false, status, `HTTP ${status}`, retryAfterSeconds);
   } catch (error) {
     // Defensive: nothing above should throw, but a delivery attempt must never crash the dispatcher.
-    return result({
-      ok: false,
-      status: null,
-      error: timedOut ? timeoutError : describeError(error, ""),
-      retryAfterSeconds: null,
-    });
+    return result(false, null, timedOut ? timeoutError : describeError(error, ""), null);
   } finally {
     clearTimeout(timer);
   }

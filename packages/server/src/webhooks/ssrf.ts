@@ -216,11 +216,16 @@ function isLocalhostName(hostname: string): boolean {
 }
 
 /**
- * Validate a webhook URL and resolve its host. Call it before every delivery attempt and connect
- * only to the returned `addresses`: DNS answers change, and a check made at registration time says
- * nothing about where the name points an hour later.
+ * The part of the check that needs no DNS: scheme, credentials, and the whole verdict when the host
+ * is an IP literal. Returns null when the host is a name that must be resolved. A pure function of
+ * its inputs, so callers may cache what it returns (the sender does, per URL).
  */
-export async function checkWebhookUrl(url: string, opts: UrlCheckOptions): Promise<UrlCheck> {
+export function checkWebhookUrlWithoutDns(url: string, opts: { allowPrivate: boolean }): UrlCheck | null {
+  const first = precheck(url, opts);
+  return "hostname" in first ? null : first;
+}
+
+function precheck(url: string, opts: { allowPrivate: boolean }): UrlCheck | { url: URL; hostname: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -236,27 +241,27 @@ export async function checkWebhookUrl(url: string, opts: UrlCheckOptions): Promi
   if (hostname === "") return refuse("webhook URL has no host");
 
   const literal = normalizeIp(hostname);
-  let addresses: ResolvedAddress[];
-  if (literal) {
-    addresses = [{ address: literal.ip, family: literal.family }];
-  } else {
+  if (!literal) {
     if (!opts.allowPrivate && isLocalhostName(hostname)) {
       return refuse(`${hostname} is a loopback name; webhooks may only reach public addresses`);
     }
-    try {
-      addresses = await (opts.lookup ?? defaultLookup)(hostname.replace(/\.$/, ""));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException | null)?.code ?? "lookup failed";
-      return refuse(`could not resolve ${hostname} (${code})`);
-    }
-    if (addresses.length === 0) return refuse(`${hostname} has no addresses`);
+    return { url: parsed, hostname };
   }
+  return judge(parsed, null, [{ address: literal.ip, family: literal.family }], opts);
+}
 
+/** Every address must be allowed; `hostname` is null for an IP-literal URL. */
+function judge(
+  parsed: URL,
+  hostname: string | null,
+  addresses: ResolvedAddress[],
+  opts: { allowPrivate: boolean },
+): UrlCheck {
   for (const { address } of addresses) {
     const verdict = classifyAddress(address);
     if (verdict.allowed) continue;
     if (opts.allowPrivate && normalizeIp(address)) continue;
-    const subject = literal ? address : `${hostname} resolves to ${address}, which`;
+    const subject = hostname === null ? address : `${hostname} resolves to ${address}, which`;
     return refuse(
       `${subject} is not a public address (${verdict.reason}); webhooks may only reach public addresses`,
     );
@@ -269,4 +274,24 @@ export async function checkWebhookUrl(url: string, opts: UrlCheckOptions): Promi
       return ip ? { address: ip.ip, family: ip.family } : { address, family };
     }),
   };
+}
+
+/**
+ * Validate a webhook URL and resolve its host. Call it before every delivery attempt and connect
+ * only to the returned `addresses`: DNS answers change, and a check made at registration time says
+ * nothing about where the name points an hour later.
+ */
+export async function checkWebhookUrl(url: string, opts: UrlCheckOptions): Promise<UrlCheck> {
+  const first = precheck(url, opts);
+  if (!("hostname" in first)) return first;
+  const { url: parsed, hostname } = first;
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = await (opts.lookup ?? defaultLookup)(hostname.replace(/\.$/, ""));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | null)?.code ?? "lookup failed";
+    return refuse(`could not resolve ${hostname} (${code})`);
+  }
+  if (addresses.length === 0) return refuse(`${hostname} has no addresses`);
+  return judge(parsed, hostname, addresses, opts);
 }

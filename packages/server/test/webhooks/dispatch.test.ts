@@ -125,6 +125,60 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
     expect(s.receiver.sent[6]!.json.id).toBe(s.receiver.sent[0]!.json.id);
   });
 
+  it("a run cut short by its time goes on with the rest, in order, each sent once and recorded", async () => {
+    const hook = await register(s.t.app, s.key, {
+      url: "https://hooks.example.com/in",
+      events: ["order.cancelled"],
+    });
+    for (let i = 0; i < 5; i++) await record(s.t, "order.cancelled", orderCancelled(`ord_${i}`), s.accountId);
+    // Every attempt takes 300 ms: each run ends after one send, is recorded, and the next goes on.
+    s.receiver.answer = () => {
+      s.t.clock.advance(300);
+      return OK;
+    };
+    await run();
+    expect(s.receiver.sent.map((x) => x.json.data["order_id"])).toEqual([
+      "ord_0",
+      "ord_1",
+      "ord_2",
+      "ord_3",
+      "ord_4",
+    ]);
+    const records = (
+      await s.t.app.inject({
+        method: "GET",
+        url: `/v1/webhooks/${hook.id}/deliveries?limit=10`,
+        headers: bearer(s.key),
+      })
+    ).json().data as Array<{ status: string; retry_count: number }>;
+    expect(records).toHaveLength(5);
+    expect(records.every((r) => r.status === "success" && r.retry_count === 0)).toBe(true);
+    await run();
+    expect(s.receiver.sent).toHaveLength(5);
+  });
+
+  it("after its lease lapsed, a dispatcher reads the queue again instead of trusting the rest of its run", async () => {
+    await register(s.t.app, s.key, { url: "https://hooks.example.com/in", events: ["order.cancelled"] });
+    for (let i = 0; i < 3; i++) await record(s.t, "order.cancelled", orderCancelled(`ord_${i}`), s.accountId);
+    let first = true;
+    s.receiver.answer = async () => {
+      if (first) {
+        first = false;
+        // The first attempt outlives the lease (30 s), and meanwhile another instance, which took
+        // the lapsed lease, delivered the next event.
+        s.t.clock.advance(31_000);
+        await s.t.runtime.store.db
+          .updateTable("webhook_deliveries")
+          .set({ status: "success" })
+          .where("body", "like", '%"ord_1"%')
+          .execute();
+      }
+      return OK;
+    };
+    await run();
+    expect(s.receiver.sent.map((x) => x.json.data["order_id"])).toEqual(["ord_0", "ord_2"]);
+  });
+
   it("a failing endpoint holds back only its own webhook", async () => {
     await register(s.t.app, s.key, { url: "https://hooks.example.com/in", events: ["order.cancelled"] });
     await register(s.t.app, s.key, { url: "https://other.example.com/in", events: ["order.cancelled"] });

@@ -300,6 +300,24 @@ describe("sendWebhook", () => {
     expect(http).toMatchObject({ ok: false, error: expect.stringMatching(/https/) });
   });
 
+  it("judges an IP-literal URL on every attempt, under that attempt's allowPrivate", async () => {
+    const server = await startServer(answer(200));
+    const url = `https://127.0.0.1:${server.port}/hooks/in`;
+    const refused = {
+      ok: false,
+      status: null,
+      error: expect.stringMatching(/^refused by SSRF guard: 127\.0\.0\.1/),
+    };
+    expect(await send(server.port, { url, allowPrivate: false })).toMatchObject(refused);
+    // Allowed, it connects (the certificate is for receiver.test, so TLS then refuses the IP).
+    expect(await send(server.port, { url, allowPrivate: true })).toMatchObject({
+      ok: false,
+      error: "TLS error: certificate is not valid for 127.0.0.1",
+    });
+    expect(await send(server.port, { url, allowPrivate: false })).toMatchObject(refused);
+    expect(server.requests).toHaveLength(0);
+  });
+
   it("reuses the connection for the same host and checked address", async () => {
     const server = await startServer(answer(200));
     expect((await send(server.port)).ok).toBe(true);

@@ -33,6 +33,8 @@ export interface Store {
    */
   externalChangeCounter(): number | undefined;
   close(): Promise<void>;
+  /** PostgreSQL: the schema the store was opened on, when not the default. */
+  schema?: string;
 }
 
 export interface OpenStoreOptions {
@@ -120,6 +122,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     },
     externalChangeCounter: () => undefined,
     close: () => db.destroy(),
+    ...(options.schema ? { schema: options.schema } : {}),
   };
 }
 
@@ -132,6 +135,9 @@ export async function migrate(store: Store): Promise<MigrationOutcome> {
   const migrator = new Migrator({
     db: store.db,
     provider: { getMigrations: async () => migrations(store.dialect) },
+    // Without it Kysely looks for its tables in every schema, and a suite's fresh schema can
+    // skip creating its own lock table because another suite's schema has one.
+    ...(store.schema ? { migrationTableSchema: store.schema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
