@@ -13,6 +13,7 @@
  *   npm run bench:engine [-- --ops 5000000 --latency-ops 1000000 --rounds 5 --resting 10000 --ref-base 0]
  */
 import { ASK, BID, type EngineSide, SimBook } from "../src/sandbox/engine";
+import { seededRandom } from "./support/random";
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -30,18 +31,6 @@ const OWNERS = 5;
 const MICRO = 1_000_000;
 const TARGET_OPS = 2_000_000;
 const TARGET_P99_NS = 5_000;
-
-/** mulberry32: small, fast, deterministic. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const ADD = 0;
 const CANCEL = 1;
@@ -80,7 +69,7 @@ function generate(prefill: number, ops: number, seed: number): Stream {
     fillRefs: new Float64Array(0),
     counts: [0, 0, 0, 0],
   };
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const book = new SimBook(MAX_TICK);
   // Resting refs, for picking a random one to cancel in O(1) (swap-remove).
   const live: number[] = [];

@@ -13,26 +13,18 @@
 import { ManualClock } from "../src/infra/clock";
 import { QuoteBook } from "../src/prices/quotes";
 import { KalshiFeed } from "../src/venues/kalshi/feed";
+import { seededRandom } from "./support/random";
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
   return index >= 0 ? Number(process.argv[index + 1]) : fallback;
 }
 
-/** A small deterministic generator so every run replays the same frames. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
 const dollars = (cents: number) => (cents / 100).toFixed(4);
 const count = (n: number) => n.toFixed(2);
 
 function kalshiFrames(markets: number, frames: number): { setup: string[]; stream: string[] } {
-  const rnd = random(42);
+  const rnd = seededRandom(42);
   const tickers = Array.from({ length: markets }, (_, i) => `KXBENCH-26DEC31-T${100 + i}`);
   const setup: string[] = [
     JSON.stringify({ id: 1, type: "subscribed", msg: { channel: "orderbook_delta", sid: 1 } }),

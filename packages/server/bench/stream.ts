@@ -23,6 +23,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "./support/random";
 
 const here = fileURLToPath(import.meta.url);
 
@@ -42,19 +43,10 @@ const FLUSH_MS = process.argv.includes("--flush-ms") ? arg("flush-ms", 10) : und
 
 type Message = Record<string, unknown> & { cmd: string };
 
-/** Deterministic choices so both runs see the same subscriptions and updates. */
-function random(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state * 1664525 + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-}
-
 const marketIds = Array.from({ length: MARKETS }, (_, i) => `kalshi:KXBENCH-26DEC31-T${10_000 + i}`);
 
 function subscriptionsOf(client: number): string[] {
-  const rnd = random(1_000 + client);
+  const rnd = seededRandom(1_000 + client);
   const chosen = new Set<string>();
   while (chosen.size < PER_CLIENT) chosen.add(marketIds[Math.floor(rnd() * MARKETS)]!);
   return [...chosen];
@@ -65,7 +57,7 @@ function subscriptionsOf(client: number): string[] {
  * offered load does not drop when the server is busy.
  */
 function generate(emit: (marketIndex: number, step: number) => void, seconds: number): Promise<number> {
-  const rnd = random(7);
+  const rnd = seededRandom(7);
   const started = performance.now();
   let sent = 0;
   return new Promise((resolve) => {

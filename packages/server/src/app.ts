@@ -24,6 +24,9 @@ import { lazyChildLoggerFactory } from "./http/lazy-logger";
 import { plumbing } from "./http/plumbing";
 import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
+import { Matcher } from "./matching/matcher";
+import { matchingRoutes } from "./matching/routes";
+import { type MatcherLike, MatchingService } from "./matching/service";
 import { createMetrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
 import { VenueRouter } from "./orders/live";
@@ -32,6 +35,7 @@ import { OrdersService } from "./orders/service";
 import { portfolioRoutes } from "./portfolio/routes";
 import { PortfolioService } from "./portfolio/service";
 import { CandleBuilder } from "./prices/candles";
+import { CompareService } from "./prices/compare";
 import { PriceHistoryService } from "./prices/history";
 import { priceHistoryRoutes } from "./prices/history-routes";
 import { pricesRoutes } from "./prices/routes";
@@ -68,6 +72,10 @@ export interface Services {
   portfolio: PortfolioService;
   webhookDispatcher: WebhookDispatcher;
   webhooks: WebhooksService;
+  /** Matched markets and cross-venue events; also the CrossEventLookup of compare. */
+  matching: MatchingService;
+  /** Price comparison and arbitrage of one cross-venue event (`GET /v1/prices/compare`). */
+  compare: CompareService;
 }
 
 export interface BuiltApp {
@@ -86,6 +94,8 @@ export interface ServiceOptions {
   /** The venue adapters to use (built from config by `venues/registry.ts` in production). */
   venues?: ReadonlyMap<VenueId, Venue>;
   log?: CatalogLogger;
+  /** The matcher the matching service feeds (tests inject fakes); a new Matcher by default. */
+  matcher?: MatcherLike;
 }
 
 const silentLog: CatalogLogger = { info() {}, warn() {}, error() {} };
@@ -214,6 +224,20 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
       ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}),
     },
   );
+  const matching = new MatchingService({
+    db: runtime.store.db,
+    dialect: runtime.store.dialect,
+    outbox,
+    clock: runtime.clock,
+    log: options.log ?? silentLog,
+    matcher: options.matcher ?? new Matcher(),
+    priceMicros: (marketId) => prices.priceMicros(marketId),
+  });
+  // New and changed markets are matched after each sync, in the background (the sync does not wait).
+  if (runtime.config.matchingEnabled) catalog.onSynced(() => void matching.refresh());
+  const compare = new CompareService(runtime.store.db, prices, matching, options.log ?? silentLog, {
+    minContracts: runtime.config.arbitrageMinContracts,
+  });
   return {
     accounts,
     apiKeys,
@@ -233,6 +257,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     portfolio,
     webhookDispatcher,
     webhooks,
+    matching,
+    compare,
   };
 }
 
@@ -248,6 +274,8 @@ export interface BuildOptions {
   webhooks?: Partial<DispatcherOptions>;
   /** Start background work (catalog sync). `serve` does; tests drive it by hand. */
   startBackground?: boolean;
+  /** The matcher behind matching (tests inject fakes). */
+  matcher?: MatcherLike;
 }
 
 export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Promise<BuiltApp> {
@@ -285,6 +313,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   const services = createServices(runtime, {
     ...(options.venues ? { venues: options.venues } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.matcher ? { matcher: options.matcher } : {}),
     log: {
       info: (obj, msg) => app.log.info(obj, msg),
       warn: (obj, msg) => app.log.warn(obj, msg),
@@ -321,6 +350,8 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     await services.venueRouter.stop();
     await services.webhookDispatcher.stop();
     await services.catalog.stop();
+    // After the catalog, whose syncs queue matching runs.
+    await services.matching.stop();
     services.prices.stop();
     await services.live.stop();
     // After the feeds stop, so the final flush holds every update.
@@ -387,7 +418,11 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     urlsInUse: options.venueUrls ?? {},
   });
 
-  await app.register(pricesRoutes, { prices: services.prices, clock: runtime.clock });
+  await app.register(pricesRoutes, {
+    prices: services.prices,
+    compare: services.compare,
+    clock: runtime.clock,
+  });
   await app.register(priceHistoryRoutes, { history: services.history });
   await app.register(streamRoutes);
   const stream = await attachStream(app, {
@@ -410,6 +445,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.register(portfolioRoutes, { portfolio: services.portfolio });
   await app.register(sandboxRoutes, { sandbox: services.sandbox, portfolio: services.portfolio });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
+  await app.register(matchingRoutes, { matching: services.matching });
 
   app.get(
     "/v1/openapi.json",
@@ -437,6 +473,8 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     services.alerts.startReloading();
     services.prices.start();
     services.catalog.start();
+    // Indexes the markets already stored at once; each sync then adds what changed.
+    if (config.matchingEnabled) services.matching.start();
     services.venueRouter.start();
     services.webhookDispatcher.start();
   }

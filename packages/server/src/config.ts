@@ -53,6 +53,10 @@ export interface Config {
   webhookConcurrency: number;
   /** How long a claimed delivery attempt is one dispatcher's before another may retry it, seconds. */
   webhookLeaseSeconds: number;
+  /** Run the matcher over the catalog (matches and curation routes work either way). */
+  matchingEnabled: boolean;
+  /** Smallest hedged size, in contracts, at which `GET /v1/prices/compare` calls an edge an opportunity. */
+  arbitrageMinContracts: number;
 }
 
 export const VENUE_URL_DEFAULTS = {
@@ -218,6 +222,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrency: integer("WEBHOOK_CONCURRENCY", 64, 1, 10_000),
     // Above the 5 s delivery timeout, so a live attempt is never taken over.
     webhookLeaseSeconds: integer("WEBHOOK_LEASE_SECONDS", 30, 6, 3_600),
+    matchingEnabled: boolean("MATCHING_ENABLED", true),
+    arbitrageMinContracts: integer("ARBITRAGE_MIN_CONTRACTS", 10, 1, 1_000_000),
     venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
     venueUrls: {
       polymarket: {
@@ -246,7 +252,11 @@ function parseMasterKey(raw: string): Buffer | undefined {
   return undefined;
 }
 
-/** A config for tests: in-memory SQLite, quiet logs, cheap password hashing. */
+/**
+ * A config for tests: in-memory SQLite, quiet logs, cheap password hashing, and no matcher runs
+ * (suites of other domains list look-alike test markets on both venues; the matching suites turn
+ * it on).
+ */
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
     ...loadConfig({
@@ -255,6 +265,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
       LOG_LEVEL: "silent",
       PASSWORD_HASH_COST: "10",
       CROSSBOOK_MASTER_KEY: "00".repeat(32),
+      MATCHING_ENABLED: "false",
     }),
     ...overrides,
   };

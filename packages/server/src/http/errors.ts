@@ -31,6 +31,8 @@ export const ERROR_CATALOG = {
   VENUE_CREDENTIAL_NOT_FOUND: { status: 404, message: "Venue credential not found", retryable: false },
   WEBHOOK_NOT_FOUND: { status: 404, message: "Webhook not found", retryable: false },
   POSITION_NOT_FOUND: { status: 404, message: "Position not found", retryable: false },
+  MATCH_NOT_FOUND: { status: 404, message: "Match not found", retryable: false },
+  EVENT_NOT_FOUND: { status: 404, message: "Cross-venue event not found", retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed on this path", retryable: false },
   EMAIL_TAKEN: { status: 409, message: "An account with this email already exists", retryable: false },
   ORDER_NOT_CANCELLABLE: {

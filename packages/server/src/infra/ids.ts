@@ -91,6 +91,8 @@ export type IdPrefix =
   | "alt"
   | "mch"
   | "cev"
+  | "mat"
+  | "xev"
   | "vcr";
 
 export function newId(prefix: IdPrefix, nowMs?: number): string {

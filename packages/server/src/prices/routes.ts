@@ -1,13 +1,25 @@
-/** Current prices (spec 4.2). The response is assembled from cached per-market JSON fragments. */
+/**
+ * Current prices (spec 4.2), assembled from cached per-market JSON fragments, and the comparison of
+ * one event across venues (spec 2.5, rules in compare.ts).
+ */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
-import { MAX_MARKET_IDS_LENGTH, MAX_MARKETS_PER_REQUEST, PricesQuery, PricesResponse } from "./schemas";
+import type { CompareService } from "./compare";
+import {
+  CompareQuery,
+  CompareResponse,
+  MAX_MARKET_IDS_LENGTH,
+  MAX_MARKETS_PER_REQUEST,
+  PricesQuery,
+  PricesResponse,
+} from "./schemas";
 import type { MarketSummary, PricesService } from "./service";
 
 export interface PricesRoutesDeps {
   prices: PricesService;
+  compare: CompareService;
   clock: Clock;
 }
 
@@ -154,6 +166,37 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
         data[market.id] = { ...deps.prices.entry(market), orderbook: books[i] };
       });
       return sendSerialized(reply, JSON.stringify({ success: true, data, timestamp }));
+    },
+  );
+
+  app.get(
+    "/v1/prices/compare",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["prices"],
+        summary: "Compare one event's prices across venues, with the arbitrage of its matched pair",
+        description:
+          "`event_id` is a cross-venue event id or a market id (the event it belongs to; `market_id` is an " +
+          "alias). `platforms` holds the compared pair's two markets, keyed by venue. `arbitrage` buys " +
+          "the two legs that pay $1 together (identity: YES + NO; complement: YES + YES or NO + NO) " +
+          "from both books' depth after each venue's taker fees; `arbitrage_opportunity` is true only " +
+          "on a verified pair that pays at `min_size` contracts or more. A market in no cross-venue " +
+          "event is compared alone. Without a book the answer comes from quotes, with `arbitrage: null` " +
+          "and `arbitrage_reason`.",
+        querystring: CompareQuery,
+        response: { 200: CompareResponse },
+      },
+    },
+    async (request) => {
+      const { event_id, market_id } = request.query;
+      if (event_id === undefined && market_id === undefined) {
+        throw validationError({ "query.event_id": "is required (an event id, or a market id)" });
+      }
+      if (event_id !== undefined && market_id !== undefined && event_id !== market_id) {
+        throw validationError({ "query.market_id": "give event_id or market_id, not both" });
+      }
+      return { success: true as const, data: await deps.compare.compare((event_id ?? market_id)!) };
     },
   );
 };

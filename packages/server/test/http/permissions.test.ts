@@ -161,6 +161,20 @@ describe("permission matrix", () => {
       route: "/v1/prices/history",
       needs: "read",
     },
+    {
+      method: "GET",
+      url: "/v1/prices/compare?event_id=xev_x",
+      route: "/v1/prices/compare",
+      needs: "read",
+    },
+    // Matches are shared by every account: reads for any key with read, curation for admin keys.
+    { method: "GET", url: "/v1/matches", route: "/v1/matches", needs: "read" },
+    { method: "POST", url: "/v1/matches", route: "/v1/matches", needs: "admin" },
+    { method: "GET", url: "/v1/matches/mat_x", route: "/v1/matches/:id", needs: "read" },
+    { method: "POST", url: "/v1/matches/mat_x/verify", route: "/v1/matches/:id/verify", needs: "admin" },
+    { method: "POST", url: "/v1/matches/mat_x/reject", route: "/v1/matches/:id/reject", needs: "admin" },
+    { method: "GET", url: "/v1/events", route: "/v1/events", needs: "read" },
+    { method: "GET", url: "/v1/events/xev_x", route: "/v1/events/:event_id", needs: "read" },
   ];
   const PUBLIC = ["/healthz", "/readyz", "/metrics", "/v1/openapi.json", "/v1/auth/signup", "/v1/auth/login"];
 

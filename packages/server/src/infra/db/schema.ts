@@ -345,6 +345,44 @@ export interface OutboxCursorsTable {
   updated_at: string;
 }
 
+/**
+ * Matched markets (matching/), in canonical order: `market_a` is on the venue first in VENUE_IDS
+ * (same venue: the lower id), and `relation` reads "market_a is <relation> of market_b".
+ */
+export interface MatchesTable {
+  id: string;
+  market_a: string;
+  market_b: string;
+  venue_a: string;
+  venue_b: string;
+  /** identity | complement | subset | superset | overlap | disjoint: the one in force. */
+  relation: string;
+  /** same | inverted */
+  polarity: string;
+  /** The matcher's latest relation and polarity (differ from the above when an admin overrode them). */
+  matcher_relation: string | null;
+  matcher_polarity: string | null;
+  confidence: number;
+  /** JSON arrays of sentences. */
+  reasons: string;
+  blockers: string;
+  /** candidate | verified | rejected */
+  status: string;
+  /** The reason code of a rejection. */
+  status_reason: string | null;
+  /** The admin's note on the last decision. */
+  status_note: string | null;
+  /** matcher | admin | null (an undecided candidate) */
+  decided_by: string | null;
+  decided_at: string | null;
+  /** 1: an admin decided or created it; the matcher never changes its status (or relation) again. */
+  curated: number;
+  /** The cross-venue event (`xev_…`) of a non-rejected identity or complement pair; else null. */
+  event_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -366,4 +404,5 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   outbox_cursors: OutboxCursorsTable;
   venue_credentials: VenueCredentialsTable;
+  matches: MatchesTable;
 }

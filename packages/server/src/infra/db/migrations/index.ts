@@ -13,6 +13,7 @@ import { trading } from "./005_trading";
 import { venueCredentials } from "./006_venue_credentials";
 import { webhooks } from "./007_webhooks";
 import { webhookLeases } from "./008_webhook_leases";
+import { matches } from "./009_matches";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -24,5 +25,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "006_venue_credentials": venueCredentials(dialect),
     "007_webhooks": webhooks(dialect),
     "008_webhook_leases": webhookLeases(dialect),
+    "009_matches": matches(dialect),
   };
 }

@@ -1,0 +1,215 @@
+/**
+ * Dates in market text: days, months, quarters and years, written any way the venues write them,
+ * with whether each is a deadline ("by", "before"), an instant ("on") or a period ("in"), and which
+ * one the question is about.
+ */
+import { MONTHS } from "./text";
+
+export interface DateMention {
+  /** Day as YYYY-MM-DD, month as YYYY-MM, quarter as YYYY-Qn, year as YYYY. */
+  key: string;
+  level: "day" | "month" | "quarter" | "year";
+  /** "by" (deadline, cumulative), "on" (an instant or day), "in" (a period). */
+  kind: "by" | "on" | "in";
+}
+
+// Dates
+
+export const MONTH_RE =
+  "(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?";
+
+export function pad(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+export function dayKey(y: number, m: number, d: number): string {
+  return `${y}-${pad(m)}-${pad(d)}`;
+}
+
+export function shiftDay(key: string, days: number): string {
+  const t = Date.parse(`${key}T12:00:00Z`) + days * 86_400_000;
+  return new Date(t).toISOString().slice(0, 10);
+}
+
+export function fullYear(y: string | undefined, fallback: number): number {
+  if (!y) return fallback;
+  const n = Number(y);
+  return n < 100 ? 2000 + n : n;
+}
+
+export interface RawDate {
+  index: number;
+  mention: DateMention;
+  /** Said as a fallback ("if not released by …"): never the date the question is about. */
+  fallback: boolean;
+  /** First day of a range ("December 18-20" -> 12-18). */
+  start?: string;
+}
+
+/**
+ * The year of a date written without one: the one that puts it nearest the market's close
+ * ("Dec 31" on a market closing 2027-01-01 is 2026).
+ */
+export type YearOf = (month: number, day: number) => number;
+
+export function yearNear(closeDay: string | null): YearOf {
+  if (!closeDay) return () => 2026;
+  const close = Date.parse(`${closeDay}T00:00:00Z`);
+  const closeYear = Number(closeDay.slice(0, 4));
+  return (month, day) => {
+    let best = closeYear;
+    let bestGap = Number.POSITIVE_INFINITY;
+    for (const y of [closeYear - 1, closeYear, closeYear + 1]) {
+      const gap = Math.abs(Date.UTC(y, month - 1, day) - close);
+      if (gap < bestGap) {
+        best = y;
+        bestGap = gap;
+      }
+    }
+    return best;
+  };
+}
+
+export const FALLBACK_CONTEXT =
+  /\b(not|no|unless|fails?|delay(ed)?|unpublished|postponed|otherwise|cancel+ed|void|absent|lapse)\b[^.;]{0,80}$/;
+
+/** Every date mention in normalised text, with its position; `yearOf` fills in a missing year. */
+export function findDates(s: string, yearOf: YearOf): RawDate[] {
+  const out: RawDate[] = [];
+  const kindAt = (index: number, day: string): { key: string; kind: DateMention["kind"] } => {
+    const before = s.slice(Math.max(0, index - 28), index);
+    if (/\b(before|prior to)\s*$/.test(before)) return { key: shiftDay(day, -1), kind: "by" };
+    if (/\b(by|on or before|no later than|through|until|ending|deadline)\s*(the end of\s*)?$/.test(before))
+      return { key: day, kind: "by" };
+    return { key: day, kind: "on" };
+  };
+  const taken: Array<[number, number]> = [];
+  const free = (a: number, b: number) => taken.every(([x, y]) => b <= x || a >= y);
+  const push = (index: number, length: number, mention: DateMention) => {
+    if (!free(index, index + length)) return;
+    taken.push([index, index + length]);
+    out.push({ index, mention, fallback: FALLBACK_CONTEXT.test(s.slice(Math.max(0, index - 100), index)) });
+  };
+  const explicit = (y: string | undefined, month: number, day: number) =>
+    y ? fullYear(y.replace("'", ""), 2026) : yearOf(month, day);
+  for (const m of s.matchAll(/\b(20\d\d)-(\d\d)-(\d\d)\b/g)) {
+    const k = kindAt(m.index, dayKey(Number(m[1]), Number(m[2]), Number(m[3])));
+    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+  }
+  for (const m of s.matchAll(/\b(\d{1,2})\/(\d{1,2})\/(\d{2,4})\b/g)) {
+    const k = kindAt(m.index, dayKey(explicit(m[3], Number(m[1]), Number(m[2])), Number(m[1]), Number(m[2])));
+    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+  }
+  // "December 8-9, 2026" (a two-day meeting) is about its last day.
+  for (const m of s.matchAll(
+    new RegExp(
+      `\\b${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:\\s*(?:-|to|and|&)\\s*(\\d{1,2})(?:st|nd|rd|th)?)?\\b(?:,?\\s*(20\\d\\d|'\\d\\d))?`,
+      "g",
+    ),
+  )) {
+    const month = MONTHS[m[1]!]!;
+    const day = Number(m[3] ?? m[2]);
+    const year = explicit(m[4], month, day);
+    const k = kindAt(m.index, dayKey(year, month, day));
+    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+    if (m[3] && out.length > 0 && out[out.length - 1]!.index === m.index)
+      out[out.length - 1]!.start = dayKey(year, month, Number(m[2]));
+  }
+  for (const m of s.matchAll(
+    new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\b(?:,?\\s*(20\\d\\d))?`, "g"),
+  )) {
+    const month = MONTHS[m[2]!]!;
+    const k = kindAt(m.index, dayKey(explicit(m[3], month, Number(m[1])), month, Number(m[1])));
+    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+  }
+  for (const m of s.matchAll(/\bbefore (?:january 1,? )?(20\d\d)\b(?! *[-/])/g)) {
+    push(m.index, m[0].length, { key: dayKey(Number(m[1]) - 1, 12, 31), level: "day", kind: "by" });
+  }
+  for (const m of s.matchAll(/\b(?:the )?end of (20\d\d)\b/g)) {
+    push(m.index, m[0].length, { key: dayKey(Number(m[1]), 12, 31), level: "day", kind: "by" });
+  }
+  for (const m of s.matchAll(new RegExp(`\\b${MONTH_RE}(?:\\s+|\\s*'|,\\s*)(20\\d\\d|\\d\\d)\\b`, "g"))) {
+    const before = s.slice(Math.max(0, m.index - 12), m.index);
+    const kind = /\b(by|before|until|through)\s*(the end of\s*)?$/.test(before) ? "by" : "in";
+    push(m.index, m[0].length, {
+      key: `${fullYear(m[2], 2026)}-${pad(MONTHS[m[1]!]!)}`,
+      level: "month",
+      kind,
+    });
+  }
+  // A month without a year ("in November?"): the one nearest the close.
+  for (const m of s.matchAll(
+    new RegExp(`\\b(in|for|during|of|by|through)\\s+${MONTH_RE}(?![a-z\\s]*\\d)`, "g"),
+  )) {
+    const month = MONTHS[m[2]!]!;
+    const at = m.index + m[1]!.length + 1;
+    push(at, m[0].length - m[1]!.length - 1, {
+      key: `${yearOf(month, 15)}-${pad(month)}`,
+      level: "month",
+      kind: m[1] === "by" || m[1] === "through" ? "by" : "in",
+    });
+  }
+  for (const m of s.matchAll(
+    /\b(?:q([1-4])\s*(20\d\d)|(first|second|third|fourth) quarter(?: of)? (20\d\d))\b/g,
+  )) {
+    const q = m[1] ?? String(["first", "second", "third", "fourth"].indexOf(m[3]!) + 1);
+    push(m.index, m[0].length, { key: `${m[2] ?? m[4]}-Q${q}`, level: "quarter", kind: "in" });
+  }
+  for (const m of s.matchAll(/\b(20\d\d)\b/g)) {
+    const before = s.slice(Math.max(0, m.index - 16), m.index);
+    const kind = /\b(by|before|until|through)\s*(the end of\s*)?$/.test(before) ? "by" : "in";
+    push(m.index, m[0].length, { key: m[1]!, level: "year", kind });
+  }
+  return out.sort((a, b) => a.index - b.index);
+}
+
+export const LEVEL_RANK = { day: 3, month: 2, quarter: 1, year: 0 } as const;
+
+export function mostPrecise(dates: RawDate[]): DateMention | null {
+  let best: DateMention | null = null;
+  for (const d of dates)
+    if (!d.fallback && (!best || LEVEL_RANK[d.mention.level] > LEVEL_RANK[best.level])) best = d.mention;
+  return best;
+}
+
+/**
+ * The date the question is about: the most precise mention in the question (else the event
+ * title); a month is refined to a day the rules name within it ("the December 2026 meeting"). When
+ * neither names a date, the rules' first mention that is not a fallback ("if not released by …").
+ */
+export function keyDate(question: RawDate[], eventTitle: RawDate[], rules: RawDate[]): DateMention | null {
+  const best = mostPrecise(question) ?? mostPrecise(eventTitle);
+  if (best && best.level === "day") return best;
+  if (best && best.level !== "month") return best;
+  const r = rules.filter((d) => !d.fallback);
+  if (best) {
+    const within = r.find((d) => d.mention.level === "day" && d.mention.key.startsWith(best.key));
+    return within
+      ? { key: within.mention.key, level: "day", kind: best.kind === "by" ? "by" : within.mention.kind }
+      : best;
+  }
+  return r[0]?.mention ?? null;
+}
+
+// Times of day
+
+export function minuteUtcOf(s: string): number | null {
+  const m =
+    /\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*(et|est|edt|eastern|utc|gmt|ct|cst|pt|pst)\b/.exec(
+      s,
+    );
+  if (!m) {
+    const noon = /\bnoon (et|eastern|utc)\b/.exec(s);
+    if (noon) return noon[1] === "utc" ? 720 : 720 + 300;
+    return null;
+  }
+  let h = Number(m[1]);
+  const min = Number(m[2] ?? 0);
+  if (h > 23 || min > 59) return null;
+  const ap = m[3]?.[0];
+  if (ap === "p" && h < 12) h += 12;
+  if (ap === "a" && h === 12) h = 0;
+  const zone = m[4]!;
+  const offset = zone.startsWith("e") ? 300 : zone.startsWith("c") ? 360 : zone.startsWith("p") ? 480 : 0;
+  return (((h * 60 + min + offset) % 1440) + 1440) % 1440;
+}

@@ -1,0 +1,370 @@
+/**
+ * What a market's contract says, read from its question, YES label, rules and settlement source:
+ * its subject (entities and content words), the measure and its YES set (a threshold with its
+ * comparator, or a bucket), the date the question is about and how it is observed (at an instant or
+ * at any time before a deadline), the settlement source, what counts (an announcement, a race call,
+ * a certification…), how ties, cancellations and postponements settle, and whether the rules are
+ * usable at all. Pure: the same market always gives the same features.
+ */
+import { type DateMention, findDates, keyDate, minuteUtcOf, yearNear } from "./dates";
+import {
+  ASSETS,
+  CAP_STOP,
+  cityOf,
+  extractEntities,
+  GENERIC_LABEL_WORDS,
+  SOCCER,
+  sameSide,
+  sideKey,
+  TEAM_SET,
+} from "./entities";
+import { type Comparator, extractMeasure, type Measure, measureText, rulesMeasure } from "./measures";
+import {
+  BASIS_PATTERNS,
+  namedSourcesOf,
+  PLACEHOLDER,
+  SOURCE_PATTERNS,
+  STANCE_PATTERNS,
+  voidPolicyOf,
+  windowStartOf,
+  zonesOf,
+} from "./settlement";
+import { contentWords, normalizeText, STOPWORDS, stem, words } from "./text";
+import type { MatchableMarket } from "./types";
+
+export { entityAliases, sameSide } from "./entities";
+export { measureText } from "./measures";
+export type { Comparator, DateMention, Measure };
+
+export interface ContractFeatures {
+  market: MatchableMarket;
+  /** Canonical entity keys named by the question, event title and YES label (blocking). */
+  entities: Set<string>;
+  /** Entities the question itself names, which the other market should mention somewhere. */
+  subjectEntities: Set<string>;
+  /** Every word of all the market's text (question, event, labels, rules, source): entity checks. */
+  allWords: Set<string>;
+  /** Content words of the question side with counts (subject similarity). */
+  content: Map<string, number>;
+  /** Content words of the rules (a second opinion on the subject when titles are terse). */
+  rulesContent: Map<string, number>;
+  measure: Measure | null;
+  /** The date the question is about. */
+  date: DateMention | null;
+  /** Every day the question and rules mention (ranges give both ends). */
+  allDays: Set<string>;
+  /** Close time as an ET calendar day (YYYY-MM-DD), when known. */
+  closeDay: string | null;
+  /** An instant, any time in the window (a touch), or throughout the window (never touches). */
+  observation: "any_time" | "at_time" | "throughout" | null;
+  /** Time of day (UTC minutes) of an instant-observed market, when the rules name one. */
+  minuteUtc: number | null;
+  /** Action words with a direction: "office:-" (leaves), "pass:+"… */
+  stances: Set<string>;
+  /** What has to happen for YES: announce, call, certify, inaugurate, nominate, confirm… */
+  basis: Set<string>;
+  /** Canonical settlement sources (stations, indices, agencies, exchanges) and measure variants. */
+  sources: Map<string, Set<string>>;
+  /** Time zones the rules count days or instants in ("utc", "et", "local"…). */
+  zones: Set<string>;
+  /** First day of the window (YYYY-MM-DD) when the market states one. */
+  windowStart: string | null;
+  /** Organisations named as the source of truth, with their acronyms ("bureau of labor statistics", "bls"). */
+  namedSources: Set<string>;
+  /** Tie, cancellation and postponement handling: situation -> outcome. */
+  voidPolicy: Map<string, string>;
+  /** The team or person YES is about, when the market is one side of a contest. */
+  yesSubject: string | null;
+  /** The two sides of a head-to-head contest, when the market is one. */
+  participants: Set<string>;
+  drawPossible: boolean;
+  /** Rules missing, too short or a placeholder: the market cannot be auto-accepted. */
+  placeholderRules: boolean;
+  /** Blocking keys for the candidate index. */
+  keys: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function countWords(ws: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const w of ws) out.set(w, (out.get(w) ?? 0) + 1);
+  return out;
+}
+
+function isGeneric(label: string): boolean {
+  return /^(yes|no)$/i.test(label.trim());
+}
+
+/** Reads a market into its contract features. */
+export function extractFeatures(market: MatchableMarket): ContractFeatures {
+  const labelText = isGeneric(market.yesLabel) ? "" : market.yesLabel;
+  const questionRaw = [
+    market.question,
+    labelText && !market.question.includes(labelText) ? `(${labelText})` : "",
+  ]
+    .filter(Boolean)
+    .join(" ");
+  const question = normalizeText(questionRaw);
+  const eventTitle = market.eventTitle ? normalizeText(market.eventTitle) : "";
+  const rulesRaw = (market.rules ?? "").trim();
+  const rules = normalizeText(rulesRaw);
+  const source = normalizeText(market.settlementSource ?? "");
+  const allText = `${question} ${eventTitle} ${rules} ${source}`;
+  const closeMs = market.closeTime ? Date.parse(market.closeTime) : Number.NaN;
+  // Close time as an Eastern calendar day: venues close "11:59 PM ET" markets at 04:59 UTC.
+  const closeDay = Number.isFinite(closeMs)
+    ? new Date(closeMs - 5 * 3_600_000).toISOString().slice(0, 10)
+    : null;
+
+  const questionWords = words(question);
+  const aliasedQuestion = questionWords.join(" ");
+  const entities = extractEntities(`${questionRaw} ${market.eventTitle ?? ""}`, [
+    ...questionWords,
+    ...words(eventTitle),
+  ]);
+  // A capitalised word that the market also writes in lower case is a headline word, not a name.
+  const lowerWords = new Set(
+    [...`${market.question} ${rulesRaw}`.matchAll(/(?<![.!?:]\s)\b[a-z][a-z'-]+/g)].map((m) => stem(m[0])),
+  );
+  const subjectEntities = new Set(
+    [...extractEntities(questionRaw, questionWords)].filter(
+      (e) => TEAM_SET.has(e) || ASSETS.has(e) || !lowerWords.has(e),
+    ),
+  );
+  const allTextWords = words(allText);
+  const allWords = new Set(allTextWords);
+  for (const w of allTextWords) allWords.add(stem(w));
+
+  const content = countWords([...contentWords(question), ...contentWords(eventTitle)]);
+
+  const stances = new Set<string>();
+  for (const [stance, pattern] of STANCE_PATTERNS) if (pattern.test(aliasedQuestion)) stances.add(stance);
+
+  const measure = extractMeasure(question, rules, allText, stances) ?? rulesMeasure(rules, allText);
+  const yearOf = yearNear(closeDay);
+  const questionDates = findDates(question, yearOf);
+  const eventDates = findDates(eventTitle, yearOf);
+  const rulesDates = findDates(rules, yearOf);
+  const date = keyDate(questionDates, eventDates, rulesDates);
+
+  const anyTime =
+    /\b(reach|at any time|any time|ever|all-time high|hit|intraday|at any point|dip|dips|fall to|falls to|drop to|drops to|sink to|trade at)\b/.test(
+      `${question} ${rules}`,
+    );
+  const atTime =
+    /\b(close|closing|settle|settlement price|at \d{1,2}(:\d\d)?\s*(am|pm)|on (the date|that day)|candle|snapshot|fixing|final (price|value))\b/.test(
+      `${question} ${rules}`,
+    );
+  const throughout =
+    /\b(stay|stays|remain|remains|hold|holds) (below|under|above|over)\b|\bnever (reach|trade|go|fall|drop|rise)/.test(
+      aliasedQuestion,
+    );
+  const observation: ContractFeatures["observation"] =
+    measure && (measure.unit === "usd" || measure.unit === "%" || measure.unit === "n")
+      ? throughout
+        ? "throughout"
+        : anyTime && !/\bon\b.*\b(at|close)\b/.test(question)
+          ? "any_time"
+          : atTime || date?.kind === "on"
+            ? "at_time"
+            : null
+      : null;
+
+  // "Stay below $5,000 through 2026": YES is the price never reaching it, whatever the rules' phrasing.
+  if (observation === "throughout" && measure && measure.comparator !== "between") {
+    const below =
+      /\b(stay|stays|remain|remains|hold|holds) (below|under)\b|\bnever (reach|rise|trade above|go above)/.test(
+        aliasedQuestion,
+      );
+    const comparator: Comparator = below ? "<" : ">";
+    if (measure.comparator !== comparator)
+      Object.assign(measure, { comparator, text: measureText({ ...measure, comparator }) });
+  }
+
+  const sources = new Map<string, Set<string>>();
+  const sourceText = `${source} ${rules}`;
+  // Evidence a sentence rules out ("media reports … are not sufficient") is not evidence that counts.
+  const evidenceText = sourceText
+    .split(/(?<=[.;])\s+/)
+    .filter(
+      (x) =>
+        !/\b(not|never)\b[^.]*\b(sufficient|suffice|count|enough|qualify)\b|\b(do|does) not count\b/.test(x),
+    )
+    .join(" ");
+  const headline = `${question} ${eventTitle}`;
+  for (const [group, pattern, value] of SOURCE_PATTERNS) {
+    const text =
+      group === "markettype"
+        ? headline
+        : group === "evidence"
+          ? evidenceText
+          : group === "cpi" ||
+              group === "domain" ||
+              group === "region" ||
+              group === "stage" ||
+              group === "span"
+            ? `${headline} ${sourceText}`
+            : sourceText;
+    if (!pattern.test(text)) continue;
+    const set = sources.get(group) ?? new Set<string>();
+    sources.set(group, set);
+    set.add(value);
+  }
+  // "not seasonally adjusted" also matches the plain pattern's words; keep the explicit one.
+  const adjust = sources.get("adjust");
+  if (
+    /\b(us|u\.s\.|united states) (and|&) canada\b|\bnorth america/.test(
+      `${question} ${eventTitle} ${sourceText}`,
+    )
+  )
+    sources.get("region")?.delete("canada");
+  if (sources.get("region")?.size === 0) sources.delete("region");
+  const release = sources.get("release");
+  if (release?.has("first") && release.has("revised")) release.delete("revised");
+  if (
+    adjust?.has("nsa") &&
+    adjust.has("sa") &&
+    !/(?<!not )seasonally adjusted/.test(sourceText.replace(/not seasonally adjusted/g, ""))
+  )
+    adjust.delete("sa");
+
+  const basis = new Set<string>();
+  for (const [name, pattern] of BASIS_PATTERNS) if (pattern.test(aliasedQuestion)) basis.add(name);
+  const rulesBasis = new Set<string>();
+  for (const [name, pattern] of BASIS_PATTERNS) if (pattern.test(rules)) rulesBasis.add(name);
+  for (const b of ["call", "certify", "inaugurate"]) if (rulesBasis.has(b)) basis.add(`rules:${b}`);
+
+  // A contest: "A vs B", "A at B", "A beat B", or a YES label naming a team.
+  const participants = new Set<string>();
+  for (const w of [...questionWords, ...words(eventTitle)]) if (TEAM_SET.has(w)) participants.add(w);
+  // Unknown teams and players: "A vs. B", "A at B", "Will A beat B".
+  const side = sideKey;
+  const NAME = "([A-Z][\\w.'&-]*(?:\\s+[A-Z0-9][\\w.'&-]*){0,3})";
+  for (const text of [questionRaw, market.eventTitle ?? ""]) {
+    const m =
+      new RegExp(`${NAME}\\s+(?:vs\\.?|v\\.?|versus|at|@)\\s+(?:the\\s+)?${NAME}`).exec(text) ??
+      new RegExp(
+        `${NAME}\\s+(?:win|wins|beat|beats|defeat|defeats)\\s+(?:against\\s+|over\\s+)?(?:the\\s+)?${NAME}`,
+      ).exec(text.replace(/^Will (the )?/, ""));
+    if (!m) continue;
+    for (const name of [m[1]!, m[2]!]) {
+      const key = side(name);
+      if (key) participants.add(key);
+    }
+  }
+  // The rules name both teams in full even when a title uses cities ("Los Angeles L at Boston").
+  const ruleTeams = new Set(words(rules.slice(0, 600)).filter((w) => TEAM_SET.has(w)));
+  if (ruleTeams.size === 2 && ![...participants].every((p) => ruleTeams.has(p))) {
+    participants.clear();
+    for (const t of ruleTeams) participants.add(t);
+  }
+  let yesSubject: string | null = null;
+  if (labelText) {
+    const lw = words(normalizeText(labelText));
+    yesSubject =
+      lw.find((w) => TEAM_SET.has(w)) ??
+      lw
+        .map(stem)
+        .find(
+          (w) =>
+            w.length > 1 &&
+            !/^\d/.test(w) &&
+            !CAP_STOP.has(w) &&
+            !STOPWORDS.has(w) &&
+            !GENERIC_LABEL_WORDS.has(w),
+        ) ??
+      null;
+  } else {
+    const m = /\b([a-z0-9'-]+)\s+(?:win|beat)\b/.exec(aliasedQuestion.replace(/\bwill (the )?/, ""));
+    if (m) {
+      const before = questionWords.slice(0, questionWords.indexOf(m[1]!) + 1).reverse();
+      const candidate =
+        before.find((w) => TEAM_SET.has(w)) ?? (m[1] && !CAP_STOP.has(m[1]) ? stem(m[1]) : null);
+      yesSubject =
+        candidate && (TEAM_SET.has(candidate) || subjectEntities.has(candidate)) ? candidate : null;
+    }
+  }
+  if (
+    /^(draw|tie)$/i.test(labelText.trim()) ||
+    /\b(end|ends|finish|finishes) (in )?(a )?(draw|tie)\b/.test(question)
+  )
+    yesSubject = "draw";
+  // "Boston" or "Kansas City" as the YES side: the participant who plays there.
+  if (labelText && participants.size === 2 && yesSubject !== "draw") {
+    const key = sideKey(labelText);
+    const match = key ? [...participants].filter((p) => sameSide(p, key)) : [];
+    if (match.length === 1) yesSubject = key!.startsWith("city:") ? match[0]! : key;
+  } else if (
+    yesSubject &&
+    yesSubject !== "draw" &&
+    participants.size === 2 &&
+    !participants.has(yesSubject)
+  ) {
+    const said = sideKey(
+      market.question.replace(/^Will (the )?/, "").split(/\s+(?:win|wins|beat|beats)\b/)[0] ?? "",
+    );
+    const match = said ? [...participants].filter((p) => sameSide(p, said)) : [];
+    if (match.length === 1) yesSubject = match[0]!;
+  }
+  const drawPossible =
+    [...participants].some((t) => SOCCER.has(t)) ||
+    /\b(draw|tie)\b/.test(question) ||
+    /\b(draw|drawn)\b|\bregulation time\b|\b90 minutes\b/.test(rules);
+
+  const placeholderRules =
+    rulesRaw.length < 40 ||
+    PLACEHOLDER.test(rulesRaw) ||
+    /\b(tbd|to be determined|placeholder)\b/i.test(rulesRaw.slice(0, 80));
+
+  const keys: string[] = [];
+  const month = date ? date.key.slice(0, 7) : closeDay ? closeDay.slice(0, 7) : "";
+  for (const t of participants) {
+    if (TEAM_SET.has(t)) entities.add(t);
+    const city = cityOf(t);
+    if (city && month) keys.push(`ec:${city}|${month}`);
+  }
+  for (const e of entities) {
+    keys.push(`e:${e}`);
+    if (month) keys.push(`em:${e}|${month}`);
+  }
+  // The threshold (and its strict/inclusive neighbours) finds the same rung of a ladder.
+  if (measure && month) {
+    const values = [measure.value, measure.high, measure.value + measure.step, measure.value - measure.step];
+    for (const v of values) if (v !== undefined) keys.push(`nv:${Number(v.toFixed(6))}|${month}`);
+  }
+  // Content words in the same month find markets whose subject is not a proper noun.
+  if (month)
+    for (const w of content.keys()) if (!entities.has(w) && w.length > 2) keys.push(`wm:${w}|${month}`);
+
+  return {
+    market,
+    entities,
+    subjectEntities,
+    allWords,
+    content,
+    rulesContent: countWords(contentWords(rules)),
+    measure,
+    date,
+    closeDay,
+    allDays: new Set(
+      [...questionDates, ...rulesDates, ...eventDates]
+        .filter((d) => d.mention.level === "day")
+        .flatMap((d) => [d.mention.key, ...(d.start ? [d.start] : [])]),
+    ),
+    observation,
+    minuteUtc: observation === "at_time" ? minuteUtcOf(`${question} ${rules}`) : null,
+    stances,
+    basis,
+    sources,
+    voidPolicy: voidPolicyOf(rules),
+    zones: zonesOf(`${question} ${rules}`),
+    windowStart: windowStartOf(`${question} ${rules}`, yearNear(closeDay), date),
+    namedSources: namedSourcesOf(market.settlementSource ?? "", rulesRaw),
+    yesSubject,
+    participants,
+    drawPossible,
+    placeholderRules,
+    keys,
+  };
+}

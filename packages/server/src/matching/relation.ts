@@ -1,0 +1,560 @@
+/**
+ * Two markets' features -> how their YES legs relate, how sure we are, and why. The rules decide:
+ * a threshold's comparator is taken from the rules text when it states one, and any difference in
+ * settlement source, observation time, window, what counts (announcement, race call, certification)
+ * or tie/cancellation handling makes two otherwise identical questions a different contract.
+ */
+import { type ContractFeatures, entityAliases, type Measure, measureText, sameSide } from "./features";
+import { contentWords, normalizeText } from "./text";
+import type { MatchVerdict, Polarity, Relation } from "./types";
+
+function contentWordsOf(text: string | null): string[] {
+  return text ? contentWords(normalizeText(text)) : [];
+}
+
+export type Idf = (word: string) => number;
+
+const SOURCE_GROUP_NAMES: Record<string, string> = {
+  station: "weather station",
+  wxsource: "weather data source",
+  index: "price index or exchange",
+  cpi: "CPI measure (core vs headline)",
+  adjust: "seasonal adjustment",
+  change: "period of change (month-over-month vs year-over-year)",
+  release: "which release counts (first vs revised)",
+  boxoffice: "box-office source",
+  chart: "chart",
+  reviews: "review aggregator",
+  poll: "polling average",
+  approval: "approval source",
+  domain: "box-office territory (domestic vs worldwide)",
+  region: "country or region",
+  stage: "stage (round, primary, season)",
+  agency: "reporting agency",
+  markettype: "kind of market (spread or total vs winner)",
+  span: "span counted (opening weekend vs first week)",
+  evidence: "what evidence counts (official announcement vs credible reports)",
+  period: "what part of the game counts (regulation vs overtime)",
+};
+
+/** Groups that name who publishes the figure (as opposed to which variant of it). */
+const SOURCE_TYPE_GROUPS = new Set([
+  "station",
+  "wxsource",
+  "index",
+  "agency",
+  "boxoffice",
+  "chart",
+  "reviews",
+  "poll",
+  "approval",
+]);
+
+/** Groups where a value on one side only still means a different contract. */
+const ONE_SIDED_CONFLICT = new Set(["cpi", "domain", "region", "stage", "markettype"]);
+
+const BASIS_TEXT: Record<string, string> = {
+  announce: "an announcement",
+  call: "a race call",
+  certify: "certification",
+  inaugurate: "taking office",
+  nominate: "a nomination",
+  confirm: "Senate confirmation",
+  file: "a filing",
+  sign: "signing into law",
+  pass: "passing a chamber",
+  release: "a release",
+};
+
+function cosine(a: Map<string, number>, b: Map<string, number>, idf: Idf): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (const [w, c] of a) {
+    const x = c * idf(w);
+    na += x * x;
+    const cb = b.get(w);
+    if (cb !== undefined) dot += x * cb * idf(w);
+  }
+  for (const [w, c] of b) {
+    const y = c * idf(w);
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+}
+
+/** Whether `v` is in the YES set of a measure. */
+function accepts(m: Measure, v: number): boolean {
+  const eps = 1e-9;
+  switch (m.comparator) {
+    case ">":
+      return v > m.value + eps;
+    case ">=":
+      return v >= m.value - eps;
+    case "<":
+      return v < m.value - eps;
+    case "<=":
+      return v <= m.value + eps;
+    case "=":
+      return Math.abs(v - m.value) <= eps;
+    case "!=":
+      return Math.abs(v - m.value) > eps;
+    case "between":
+      return (
+        (m.lowOpen ? v > m.value + eps : v >= m.value - eps) &&
+        (m.highOpen ? v < (m.high ?? m.value) - eps : v <= (m.high ?? m.value) + eps)
+      );
+  }
+}
+
+/**
+ * Set relation of two measures on the same quantity, by testing every point where either set can
+ * change (each bound, a step either side of it, and between bounds). On a stepped quantity only
+ * values on the grid are tested, so "> 5 cuts" equals "≥ 6 cuts".
+ */
+export function measureRelation(a: Measure, b: Measure): Relation {
+  const step = Math.max(a.step, b.step);
+  const bounds = [a.value, a.high, b.value, b.high].filter((x): x is number => x !== undefined);
+  const delta = step > 0 ? step : 1e-6;
+  const points = new Set<number>();
+  for (const x of bounds) for (const d of [-2, -1, 0, 1, 2]) points.add(x + d * delta);
+  const sorted = [...bounds].sort((x, y) => x - y);
+  for (let i = 0; i + 1 < sorted.length; i++) points.add((sorted[i]! + sorted[i + 1]!) / 2);
+  points.add(sorted[0]! - 1000 * delta - 1e6);
+  points.add(sorted[sorted.length - 1]! + 1000 * delta + 1e6);
+  let same = true;
+  let opposite = true;
+  let aImpliesB = true;
+  let bImpliesA = true;
+  let both = false;
+  for (let p of points) {
+    if (step > 0) p = Math.round(p / step) * step;
+    const x = accepts(a, p);
+    const y = accepts(b, p);
+    if (x !== y) same = false;
+    if (x === y) opposite = false;
+    if (x && !y) aImpliesB = false;
+    if (y && !x) bImpliesA = false;
+    if (x && y) both = true;
+  }
+  if (same) return "identity";
+  if (opposite) return "complement";
+  if (aImpliesB) return "subset";
+  if (bImpliesA) return "superset";
+  return both ? "overlap" : "disjoint";
+}
+
+function sameUnit(a: Measure, b: Measure): boolean {
+  if (a.unit === b.unit) return true;
+  const pct = (u: string) => u === "%" || u === "pp";
+  if (pct(a.unit) && pct(b.unit)) return true;
+  return (a.unit === "n" && b.unit !== "usd") || (b.unit === "n" && a.unit !== "usd");
+}
+
+function dayDiff(a: string, b: string): number {
+  return Math.round((Date.parse(`${a}T00:00:00Z`) - Date.parse(`${b}T00:00:00Z`)) / 86_400_000);
+}
+
+type DateAgreement =
+  | { kind: "exact"; day: string }
+  | { kind: "weak"; text: string }
+  | { kind: "unknown" }
+  | { kind: "window"; aEarlier: boolean; text: string }
+  | { kind: "conflict"; text: string };
+
+function compareDates(a: ContractFeatures, b: ContractFeatures): DateAgreement {
+  const da = a.date;
+  const db = b.date;
+  if (da && db && da.level === "day" && db.level === "day") {
+    if (da.key === db.key) {
+      if (da.kind !== db.kind && (da.kind === "in" || db.kind === "in"))
+        return { kind: "weak", text: `same date ${da.key}, read differently` };
+      return { kind: "exact", day: da.key };
+    }
+    if (da.kind === "by" && db.kind === "by")
+      return { kind: "window", aEarlier: da.key < db.key, text: `deadline differs: ${da.key} vs ${db.key}` };
+    // Each names the other's day ("opening December 18" vs "the December 18-20 weekend").
+    if (a.allDays.has(db.key) && b.allDays.has(da.key))
+      return { kind: "weak", text: `dates ${da.key} and ${db.key} both named on each side` };
+    return { kind: "conflict", text: `date differs: ${da.key} vs ${db.key}` };
+  }
+  if (da && db && da.key === db.key) return { kind: "exact", day: da.key };
+  if (da && db) {
+    const [short, long] = da.key.length <= db.key.length ? [da, db] : [db, da];
+    const prefix = short.level === "quarter" ? short.key.slice(0, 4) : short.key;
+    if (long.key.startsWith(prefix)) {
+      // "in 2026" and "by December 31, 2026" agree; "in Q2" and "by June 30" do not.
+      const endOfPeriod =
+        long.level === "day" &&
+        (short.level === "year"
+          ? long.key.endsWith("-12-31")
+          : short.level === "month"
+            ? dayDiff(long.key, `${short.key}-01`) >= 27
+            : false);
+      // A year against one month of it ("in 2026" vs "in November 2026") is a different period.
+      const nested = short.level === "year" && long.level === "month";
+      if (
+        short.level === "quarter" ||
+        nested ||
+        (short.kind !== long.kind && long.kind === "by" && !endOfPeriod)
+      )
+        return { kind: "conflict", text: `window differs: ${da.key} vs ${db.key}` };
+      return { kind: "weak", text: `dates agree at ${short.level} level (${short.key})` };
+    }
+    if (da.level === db.level) return { kind: "conflict", text: `period differs: ${da.key} vs ${db.key}` };
+    return { kind: "conflict", text: `date differs: ${da.key} vs ${db.key}` };
+  }
+  // One side dates its question, the other only has a close time.
+  const dayA = da?.level === "day" ? da.key : a.closeDay;
+  const dayB = db?.level === "day" ? db.key : b.closeDay;
+  if (dayA && dayB) {
+    const diff = Math.abs(dayDiff(dayA, dayB));
+    if (diff <= 1) return { kind: "weak", text: `close dates agree (${dayA})` };
+    if (diff > 7) return { kind: "conflict", text: `close dates differ: ${dayA} vs ${dayB}` };
+    return { kind: "weak", text: `close dates within a week (${dayA} vs ${dayB})` };
+  }
+  return { kind: "unknown" };
+}
+
+function setText(s: Set<string>): string {
+  return [...s].sort().join(", ");
+}
+
+export interface CompareOptions {
+  idf?: Idf;
+}
+
+/**
+ * How A's YES leg relates to B's. Null when they are not about the same thing (different subject,
+ * period or quantity): those pairs are not worth a person's look.
+ */
+export function compareContracts(
+  a: ContractFeatures,
+  b: ContractFeatures,
+  options: CompareOptions = {},
+): MatchVerdict | null {
+  const idf = options.idf ?? (() => 1);
+  const reasons: string[] = [];
+  const conflicts: string[] = [];
+  const blockers: string[] = [];
+  let confidence = 1;
+
+  // --- Subject -------------------------------------------------------------------------------
+  const mentions = (f: ContractFeatures, e: string) => entityAliases(e).some((w) => f.allWords.has(w));
+  const missingA = [...a.subjectEntities].filter((e) => !mentions(b, e));
+  const missingB = [...b.subjectEntities].filter((e) => !mentions(a, e));
+  const cos = Math.max(cosine(a.content, b.content, idf), 0.9 * cosine(a.rulesContent, b.rulesContent, idf));
+  // Both markets are about one head-to-head contest when each names the other's sides somewhere.
+  const contest =
+    a.participants.size >= 2 &&
+    b.participants.size >= 2 &&
+    [...a.participants].every((p) => [...b.participants].some((q) => sameSide(p, q)) || b.allWords.has(p)) &&
+    [...b.participants].every((p) => [...a.participants].some((q) => sameSide(p, q)) || a.allWords.has(p));
+  let templated = false;
+  if (missingA.length > 0 && missingB.length > 0) {
+    // Same template, other subject: "Will NY win the Finals?" vs "Will Boston win the Finals?".
+    if (cos < 0.45) return null;
+    if (contest && missingA.length + missingB.length <= 2 && cos >= 0.6) {
+      confidence *= 0.92;
+    } else {
+      templated = true;
+      conflicts.push(`subject differs: ${missingA.join(", ")} on A vs ${missingB.join(", ")} on B`);
+    }
+  } else if (missingA.length > 0 || missingB.length > 0) {
+    // A name on one side only: often a Title Case headline word, sometimes a real difference.
+    if (cos < 0.3) return null;
+    confidence *= 0.96 ** Math.min(3, missingA.length + missingB.length);
+    reasons.push(`named on one side only: ${[...missingA, ...missingB].join(", ")}`);
+  } else if (cos < 0.2) {
+    return null;
+  }
+  // Named entities agreeing both ways carry the subject; wording only breaks ties.
+  const subjectScore =
+    a.entities.size > 0 && b.entities.size > 0
+      ? cos >= 0.5
+        ? 1
+        : cos >= 0.25
+          ? 0.98
+          : 0.94
+      : Math.min(1, 0.75 + cos * 0.35);
+  confidence *= templated ? 0.85 : subjectScore;
+  if (!templated)
+    reasons.push(
+      `same subject (${setText(a.entities) || "no named entities"}); wording similarity ${cos.toFixed(2)}`,
+    );
+
+  // --- Dates ---------------------------------------------------------------------------------
+  const dates = compareDates(a, b);
+  let windowRelation: Relation | null = null;
+  switch (dates.kind) {
+    case "exact":
+      reasons.push(`same ${dates.day.length === 10 ? "date" : "period"} ${dates.day}`);
+      break;
+    case "weak":
+      reasons.push(dates.text);
+      confidence *= 0.93;
+      break;
+    case "unknown":
+      reasons.push("no date on either side");
+      confidence *= 0.85;
+      break;
+    case "window":
+      windowRelation = dates.aEarlier ? "subset" : "superset";
+      conflicts.push(dates.text);
+      break;
+    case "conflict":
+      if (cos < 0.5 && !contest) return null;
+      conflicts.push(dates.text);
+      break;
+  }
+
+  // --- The condition on YES ------------------------------------------------------------------
+  let relation: Relation = "identity";
+  const ma = a.measure;
+  const mb = b.measure;
+  if (ma && mb) {
+    if (!sameUnit(ma, mb)) {
+      conflicts.push(`different quantities: ${ma.text} vs ${mb.text}`);
+      relation = "overlap";
+      confidence *= 0.7;
+    } else {
+      relation = measureRelation(ma, mb);
+      const described = `${ma.text} vs ${mb.text}`;
+      if (relation === "identity")
+        reasons.push(`same condition: ${ma.text}${ma.text !== mb.text ? ` (≡ ${mb.text})` : ""}`);
+      else if (relation === "complement")
+        reasons.push(`opposite conditions: ${described} (YES on one is NO on the other)`);
+      else if (
+        ma.comparator !== mb.comparator &&
+        ma.value === mb.value &&
+        ma.comparator !== "between" &&
+        mb.comparator !== "between"
+      )
+        conflicts.push(`comparator differs: ${described}`);
+      else if (ma.comparator === "between" || mb.comparator === "between")
+        conflicts.push(`threshold vs bucket: ${described}`);
+      else conflicts.push(`threshold differs: ${described}`);
+      if (ma.from !== "rules" || mb.from !== "rules") confidence *= 0.95;
+    }
+  } else if (ma || mb) {
+    const m = (ma ?? mb)!;
+    conflicts.push(`only ${ma ? "A" : "B"} states a numeric condition (${m.text})`);
+    relation = "overlap";
+    confidence *= 0.6;
+  } else if ((a.yesSubject === "draw") !== (b.yesSubject === "draw") && (a.yesSubject || b.yesSubject)) {
+    relation = "disjoint";
+    conflicts.push(`YES is a draw on ${a.yesSubject === "draw" ? "A" : "B"} only`);
+  } else if (contest && a.yesSubject && b.yesSubject) {
+    if (sameSide(a.yesSubject, b.yesSubject)) {
+      reasons.push(`same side of the contest: ${a.yesSubject}`);
+    } else if (
+      [...a.participants].some((p) => sameSide(p, a.yesSubject!)) &&
+      [...a.participants].some((p) => sameSide(p, b.yesSubject!))
+    ) {
+      if (a.drawPossible || b.drawPossible) {
+        relation = "disjoint";
+        reasons.push(
+          `opposite sides (${a.yesSubject} vs ${b.yesSubject}) of a contest that can be drawn: not complements`,
+        );
+      } else {
+        relation = "complement";
+        reasons.push(`opposite sides of the contest: YES is ${a.yesSubject} on A and ${b.yesSubject} on B`);
+      }
+    } else {
+      confidence *= 0.7;
+    }
+  } else {
+    // Opposite stances on the same thing ("remains" vs "leaves", "holds" vs "flips"), or a
+    // negation on one side only.
+    const opposed = [...a.stances].some((x) => {
+      const [topic, sign] = x.split(":");
+      return topic !== "happen" && b.stances.has(`${topic}:${sign === "+" ? "-" : "+"}`) && !b.stances.has(x);
+    });
+    const negA = a.stances.has("happen:-");
+    const negB = b.stances.has("happen:-");
+    if (opposed !== (negA !== negB)) {
+      relation = "complement";
+      reasons.push("opposite framing of the same question (YES on one is NO on the other)");
+      confidence *= opposed ? 0.96 : 0.92;
+    } else {
+      reasons.push("same question, no numeric condition");
+      confidence *= 0.98;
+    }
+    const inQuestion = (f: ContractFeatures, w: string) =>
+      f.subjectEntities.has(w) || normalizeText(`${f.market.question} ${f.market.yesLabel}`).includes(w);
+    if (
+      a.yesSubject &&
+      b.yesSubject &&
+      a.yesSubject !== b.yesSubject &&
+      !contest &&
+      !inQuestion(b, a.yesSubject) &&
+      !inQuestion(a, b.yesSubject)
+    ) {
+      conflicts.push(`YES is about ${a.yesSubject} on A and ${b.yesSubject} on B`);
+      relation = "disjoint";
+    }
+  }
+
+  // --- Observation: an instant vs any time before a deadline ----------------------------------
+  const touchPair =
+    (a.observation === "throughout" && b.observation === "any_time") ||
+    (a.observation === "any_time" && b.observation === "throughout");
+  if (touchPair && relation !== "complement" && relation !== "disjoint") {
+    conflicts.push(
+      "observation differs: stays throughout the window on one side, reached at any time on the other",
+    );
+  } else if (
+    !touchPair &&
+    a.observation &&
+    b.observation &&
+    a.observation !== b.observation &&
+    (relation === "identity" || relation === "complement")
+  ) {
+    conflicts.push(
+      `observation differs: ${a.observation === "at_time" ? "price at an instant" : "reached at any time"} on A vs ${b.observation === "at_time" ? "price at an instant" : "reached at any time"} on B`,
+    );
+    if (relation === "identity") windowRelation = a.observation === "at_time" ? "subset" : "superset";
+  }
+  if (a.minuteUtc !== null && b.minuteUtc !== null && a.minuteUtc !== b.minuteUtc) {
+    const t = (m: number) =>
+      `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")} UTC`;
+    conflicts.push(`observation time differs: ${t(a.minuteUtc)} vs ${t(b.minuteUtc)}`);
+  }
+
+  // --- Settlement source and measure variants ----------------------------------------------------
+  let sharedGroups = 0;
+  const groups = new Set([...a.sources.keys(), ...b.sources.keys()]);
+  for (const g of groups) {
+    const sa = a.sources.get(g);
+    const sb = b.sources.get(g);
+    if (g === "evidence" && sa && sb && setText(sa) !== setText(sb)) {
+      conflicts.push(`what evidence counts differs: ${setText(sa)} vs ${setText(sb)}`);
+    } else if (sa && sb) {
+      sharedGroups++;
+      if (![...sa].some((x) => sb.has(x)))
+        conflicts.push(`${SOURCE_GROUP_NAMES[g] ?? g} differs: ${setText(sa)} vs ${setText(sb)}`);
+      else
+        reasons.push(
+          `same ${SOURCE_GROUP_NAMES[g] ?? g}: ${setText(new Set([...sa].filter((x) => sb.has(x))))}`,
+        );
+    } else if (ONE_SIDED_CONFLICT.has(g)) {
+      conflicts.push(
+        `${SOURCE_GROUP_NAMES[g] ?? g} differs: ${setText((sa ?? sb)!)} on ${sa ? "A" : "B"} only`,
+      );
+    } else if (!["release", "adjust", "change", "period", "evidence", "span"].includes(g)) {
+      confidence *= 0.95;
+      reasons.push(
+        `only ${sa ? "A" : "B"} names the ${SOURCE_GROUP_NAMES[g] ?? g} (${setText((sa ?? sb)!)})`,
+      );
+    }
+  }
+  if (sharedGroups === 0) {
+    const sa = new Set(contentWordsOf(a.market.settlementSource));
+    const sb = new Set(contentWordsOf(b.market.settlementSource));
+    const shared = [...sa].filter((w) => sb.has(w)).length;
+    const jaccard = shared / Math.max(1, new Set([...sa, ...sb]).size);
+    if (jaccard >= 0.5) reasons.push(`same settlement source (${a.market.settlementSource})`);
+    else confidence *= a.market.settlementSource && b.market.settlementSource ? 0.95 : 0.93;
+    if (!a.market.settlementSource || !b.market.settlementSource)
+      reasons.push("settlement source not stated on both sides");
+  }
+
+  // --- What has to happen ----------------------------------------------------------------------
+  const basisA = [...a.basis].filter((x) => !x.startsWith("rules:"));
+  const basisB = [...b.basis].filter((x) => !x.startsWith("rules:"));
+  const onlyA = basisA.filter((x) => !b.basis.has(x));
+  const onlyB = basisB.filter((x) => !a.basis.has(x));
+  if (onlyA.length > 0 || onlyB.length > 0) {
+    const text = (xs: string[]) =>
+      xs.length ? xs.map((x) => BASIS_TEXT[x] ?? x).join(" and ") : "the event itself";
+    conflicts.push(`what counts differs: ${text(onlyA)} on A vs ${text(onlyB)} on B`);
+  }
+  const rulesBasis = (f: ContractFeatures) =>
+    [...f.basis].filter((x) => x.startsWith("rules:")).map((x) => x.slice(6));
+  const rbA = rulesBasis(a);
+  const rbB = rulesBasis(b);
+  if (rbA.length > 0 && rbB.length > 0 && !rbA.some((x) => rbB.includes(x)))
+    conflicts.push(
+      `resolution basis differs: ${rbA.map((x) => BASIS_TEXT[x]).join(", ")} vs ${rbB.map((x) => BASIS_TEXT[x]).join(", ")}`,
+    );
+
+  // --- Ties, cancellations, postponements ---------------------------------------------------------
+  // On a complement, B's fallback is read from A's side: B paying No is A's YES paying.
+  const flip = (x: string | undefined) =>
+    relation === "complement" ? (x === "yes" ? "no" : x === "no" ? "yes" : x) : x;
+  for (const situation of new Set([...a.voidPolicy.keys(), ...b.voidPolicy.keys()])) {
+    const pa = a.voidPolicy.get(situation);
+    const pb = flip(b.voidPolicy.get(situation));
+    if (pa && pb && pa !== pb) conflicts.push(`${situation} handling differs: ${pa} vs ${pb}`);
+    else if (pa && pb) reasons.push(`same ${situation} handling (${pa})`);
+    else {
+      // A fallback that pays Yes or No on one side only is a state where the two can differ.
+      const decisive = (pa ?? pb) === "no" || (pa ?? pb) === "yes";
+      confidence *= decisive ? 0.85 : 0.97;
+      reasons.push(
+        `only ${pa ? "A" : "B"} says how a ${situation} ${situation === "tie" ? "" : "event "}settles (${pa ?? pb})`,
+      );
+    }
+  }
+
+  // --- Time zones, window start, named sources --------------------------------------------------
+  if (a.zones.size > 0 && b.zones.size > 0 && ![...a.zones].some((z) => b.zones.has(z)))
+    conflicts.push(`time zone differs: ${setText(a.zones)} vs ${setText(b.zones)}`);
+  if (a.windowStart && b.windowStart && a.windowStart !== b.windowStart)
+    conflicts.push(`window starts differ: ${a.windowStart} vs ${b.windowStart}`);
+  const sourceGroupsAgree = [...SOURCE_TYPE_GROUPS].some((g) => a.sources.has(g) && b.sources.has(g));
+  if (a.namedSources.size > 0 && b.namedSources.size > 0 && !sourceGroupsAgree) {
+    if (![...a.namedSources].some((w) => b.namedSources.has(w)))
+      conflicts.push(
+        `named source differs: ${a.market.settlementSource ?? setText(a.namedSources)} vs ${b.market.settlementSource ?? setText(b.namedSources)}`,
+      );
+  }
+
+  // A "complement" both of whose markets pay No when the event does not happen is not one.
+  if (relation === "complement") {
+    for (const [situation, pa] of a.voidPolicy) {
+      if (pa === "no" && b.voidPolicy.get(situation) === "no") {
+        relation = "disjoint";
+        reasons.unshift(
+          `both resolve No when the ${situation === "postponed" ? "event does not take place in time" : situation} — not complements`,
+        );
+      }
+    }
+  }
+
+  // --- Rules usable? -------------------------------------------------------------------------------
+  if (a.placeholderRules) blockers.push("A has missing or placeholder rules");
+  if (b.placeholderRules) blockers.push("B has missing or placeholder rules");
+  if (blockers.length > 0) confidence *= 0.8;
+
+  // --- Decide -------------------------------------------------------------------------------------
+  if (windowRelation && (relation === "identity" || relation === "complement")) {
+    relation = relation === "identity" ? windowRelation : "overlap";
+  }
+  if (conflicts.length > 0) {
+    if (relation === "identity" || relation === "complement") relation = "overlap";
+    // The more explicit the difference, the surer we are that these differ.
+    confidence = Math.min(0.95, 0.55 + 0.15 * conflicts.length) * (templated ? 0.9 : 1);
+    if (
+      relation === "overlap" &&
+      templated &&
+      a.yesSubject &&
+      b.yesSubject &&
+      a.yesSubject !== b.yesSubject &&
+      /\bwin\b/.test(`${[...a.content.keys()].join(" ")}`)
+    )
+      relation = "disjoint";
+  }
+  const polarity: Polarity = relation === "complement" ? "inverted" : "same";
+  return {
+    marketA: a.market.id,
+    marketB: b.market.id,
+    relation,
+    polarity,
+    confidence: Math.round(Math.max(0, Math.min(1, confidence)) * 1000) / 1000,
+    reasons: [...conflicts, ...reasons],
+    blockers,
+  };
+}
+
+export { measureText };

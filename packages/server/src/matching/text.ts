@@ -1,0 +1,238 @@
+/**
+ * Text normalisation for matching: one spelling per thing, so that "$100k", "$100,000" and
+ * "100 thousand dollars" compare equal, "FOMC" and "the Federal Reserve" name the same body, and
+ * "25 bps" and "0.25 percentage points" are the same move. Deterministic, no external model.
+ */
+
+/** Multi-word and single-word aliases -> one canonical token. Applied to lowercased text. */
+const PHRASE_ALIASES: Array<[RegExp, string]> = [
+  [/\bfederal open market committee\b|\bfomc\b|\bfederal reserve( board)?\b|\bthe fed\b/g, " fed "],
+  [
+    /\b(target )?(federal|fed) funds( target)?( rate| range)?\b|\binterest rates?\b|\bpolicy rate\b/g,
+    " rate ",
+  ],
+  [/\bconsumer price index\b|\bcpi-u\b|\bheadline cpi\b|\binflation\b/g, " cpi "],
+  [/\bunemployment rate\b|\bjobless rate\b|\bu-3\b/g, " unemployment "],
+  [/\bnon-?farm payrolls?\b|\bpayrolls\b|\bjobs report\b|\bnfp\b/g, " payrolls "],
+  [/\bgross domestic product\b/g, " gdp "],
+  [/\byear-over-year\b|\byear over year\b|\byoy\b|\by\/y\b|\b12-month\b/g, " yoy "],
+  [/\bmonth-over-month\b|\bmonth over month\b|\bmom\b|\bm\/m\b/g, " mom "],
+  [/\bpercentage points?\b|\bpct\.? points?\b/g, " pp "],
+  [/\bbasis points?\b|\bbps\b|\bbp\b/g, " bps "],
+  [/\bno change\b|\bkeep (?:rates )?(?:steady|unchanged)\b|\bleaves? (?:rates )?unchanged\b/g, " hold "],
+  [/\bgovernment shut ?down\b|\bshut ?down\b/g, " shutdown "],
+  [/\bunited states\b|\bu\.s\.a?\.?(?=\s|$)/g, " us "],
+  [/\bnew york city\b|\bnyc\b/g, " new york "],
+  [/\bbtc\b|\bxbt\b/g, " bitcoin "],
+  [/\beth\b|\bether\b/g, " ethereum "],
+  [/\bsol\b/g, " solana "],
+  [/\bdoge\b/g, " dogecoin "],
+  [/\bgop\b/g, " republican "],
+  [/\bmanchester city\b|\bman city\b/g, " man-city "],
+  [/\bmanchester united\b|\bman utd\b|\bman united\b/g, " man-united "],
+  [/\bpro basketball\b/g, " nba "],
+  [/\bpro football\b/g, " nfl "],
+  [/\bpro baseball\b/g, " mlb "],
+  [/\bpro hockey\b/g, " nhl "],
+  [/\bdems?\b|\bdemocratic\b/g, " democrat "],
+  [/\brepublicans\b/g, " republican "],
+  [/\bdemocrats\b/g, " democrat "],
+];
+
+/** Word-level synonyms (after PHRASE_ALIASES). */
+const WORD_ALIASES: Record<string, string> = Object.assign(Object.create(null), {
+  decrease: "cut",
+  decreases: "cut",
+  lower: "cut",
+  lowers: "cut",
+  reduce: "cut",
+  reduces: "cut",
+  cuts: "cut",
+  increase: "hike",
+  increases: "hike",
+  raise: "hike",
+  raises: "hike",
+  hikes: "hike",
+  holds: "hold",
+  unchanged: "hold",
+  pause: "hold",
+  pauses: "hold",
+  maintain: "hold",
+  maintains: "hold",
+  beats: "beat",
+  defeat: "beat",
+  defeats: "beat",
+  wins: "win",
+  won: "win",
+  winner: "win",
+  reaches: "reach",
+  hits: "reach",
+  hit: "reach",
+  touch: "reach",
+  touches: "reach",
+  temp: "temperature",
+  inches: "inch",
+  high: "high",
+  highest: "high",
+  maximum: "high",
+  max: "high",
+  lowest: "low",
+  minimum: "low",
+  resigns: "resign",
+  resignation: "resign",
+  resigned: "resign",
+  announces: "announce",
+  announced: "announce",
+  announcement: "announce",
+  elected: "win",
+  movie: "film",
+  movies: "film",
+  films: "film",
+  grossing: "gross",
+  grosses: "gross",
+  seats: "seat",
+  votes: "vote",
+  games: "game",
+  points: "point",
+  goals: "goal",
+}) as Record<string, string>;
+
+/** Words that carry no subject: they never make two markets alike. */
+export const STOPWORDS = new Set(
+  (
+    "a an the of in on at by to for from with and or be is are was were will would shall should can could " +
+    "this that these those it its as than then there their what which who whom whose when where how " +
+    "yes no not market resolve resolves resolved resolution this question if otherwise any all per " +
+    "after before during until through between above below over under least most more less higher lower " +
+    "or_ do does did has have had been being into out up down about end close closes closing price " +
+    "official officially according reported report data source sources first final day date time et utc " +
+    "am pm value year month week"
+  ).split(" "),
+);
+
+export const MONTHS: Record<string, number> = {
+  january: 1,
+  jan: 1,
+  february: 2,
+  feb: 2,
+  march: 3,
+  mar: 3,
+  april: 4,
+  apr: 4,
+  may: 5,
+  june: 6,
+  jun: 6,
+  july: 7,
+  jul: 7,
+  august: 8,
+  aug: 8,
+  september: 9,
+  sept: 9,
+  sep: 9,
+  october: 10,
+  oct: 10,
+  november: 11,
+  nov: 11,
+  december: 12,
+  dec: 12,
+};
+
+const SCALE: Record<string, number> = {
+  k: 1e3,
+  thousand: 1e3,
+  m: 1e6,
+  mm: 1e6,
+  million: 1e6,
+  b: 1e9,
+  bn: 1e9,
+  billion: 1e9,
+  t: 1e12,
+  trillion: 1e12,
+};
+
+/**
+ * Lowercases, unifies dashes, quotes and comparison symbols, expands "$100k" style numbers, drops
+ * thousands separators, and applies the aliases. Keeps `%`, `$`, `°`, `.` and `-` inside tokens.
+ */
+export function normalizeText(input: string): string {
+  // Titles, labels, sources and entity names repeat across a catalog; rules rarely do.
+  if (input.length <= 200) {
+    const hit = normalizedCache.get(input);
+    if (hit !== undefined) return hit;
+    const out = normalizeUncached(input);
+    if (normalizedCache.size >= 20_000) normalizedCache.clear();
+    normalizedCache.set(input, out);
+    return out;
+  }
+  return normalizeUncached(input);
+}
+
+const normalizedCache = new Map<string, string>();
+
+function normalizeUncached(input: string): string {
+  let s = ` ${input
+    .normalize("NFD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()} `;
+  s = s
+    .replace(/[\u2018\u2019\u201c\u201d"`]/g, " ")
+    .replace(/[\u2013\u2014\u2212]/g, "-")
+    .replace(/≥|>=|=>/g, " at least ")
+    .replace(/≤|<=|=</g, " at most ")
+    .replace(/(^|\s)>(?=\s*[$\d])/g, " above ")
+    .replace(/(^|\s)<(?=\s*[$\d])/g, " below ")
+    .replace(/(\d),(?=\d{3}\b)/g, "$1")
+    .replace(/(\d),(?=\d{3}\b)/g, "$1");
+  // "$100k", "1.5m", "2 billion" -> plain numbers.
+  s = s.replace(
+    /(\$?)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g,
+    (_all, dollar: string, num: string, unit: string) =>
+      `${dollar}${Number((Number(num) * (SCALE[unit] ?? 1)).toPrecision(12))}`,
+  );
+  s = s.replace(/(\d)\s*(?:°|º|degrees?)\s*(f|fahrenheit|c|celsius)?\b/g, (_a, d: string, u?: string) =>
+    u?.startsWith("c") ? `${d}°c` : `${d}°f`,
+  );
+  s = s.replace(/(\d)\s*(percent|per cent)\b/g, "$1%");
+  for (const [pattern, replacement] of PHRASE_ALIASES) s = s.replace(pattern, replacement);
+  return s.replace(/\s+/g, " ").trim();
+}
+
+/** Words of normalised text, with word aliases applied. Numbers and `%`/`$` stay attached. */
+export function words(normalized: string): string[] {
+  const out: string[] = [];
+  for (const raw of normalized.split(WORD_SPLIT)) {
+    if (raw.length === 0) continue;
+    // Trim leading/trailing punctuation kept inside tokens, and a possessive 's.
+    let start = 0;
+    let end = raw.length;
+    while (start < end && EDGE.has(raw.charCodeAt(start))) start++;
+    while (end > start && EDGE.has(raw.charCodeAt(end - 1))) end--;
+    if (end - start > 2 && raw.charCodeAt(end - 1) === 115 && raw.charCodeAt(end - 2) === 39) end -= 2;
+    if (end <= start) continue;
+    const w = start === 0 && end === raw.length ? raw : raw.slice(start, end);
+    out.push(WORD_ALIASES[w] ?? w);
+  }
+  return out;
+}
+
+const WORD_SPLIT = /[^a-z0-9.%$°\-/']+/;
+/** - . ' / */
+const EDGE = new Set([45, 46, 39, 47]);
+
+/** Crude plural folding so "cuts"/"cut", "tweets"/"tweet" meet; leaves short words and numbers. */
+export function stem(word: string): string {
+  if (word.length > 4 && /[a-z]s$/.test(word) && !/ss$|us$|is$/.test(word)) return word.slice(0, -1);
+  return word;
+}
+
+/** Content words: stemmed, no stopwords, no bare numbers (numbers are compared as measures). */
+export function contentWords(normalized: string): string[] {
+  const out: string[] = [];
+  for (const w of words(normalized)) {
+    if (STOPWORDS.has(w) || MONTHS[w] !== undefined) continue;
+    if (/^[$]?\d/.test(w)) continue;
+    if (w.length < 2) continue;
+    out.push(stem(w));
+  }
+  return out;
+}
