@@ -1,0 +1,280 @@
+/**
+ * `Crossbook`: one typed client for every endpoint of the service, grouped by what it is about
+ * (`markets`, `prices`, `orders`, `positions`, `balance`, `sandbox`, `matches`, `events`, `alerts`,
+ * `webhooks`, `venues`). Every call is typed from the service's OpenAPI document; lists come back
+ * as `{ data, meta }`, single resources as their `data`.
+ */
+import { randomUUID } from "node:crypto";
+import { CrossbookConfigError } from "./errors";
+import type { components } from "./generated/api";
+import { type DataOf, type Method, type Operation, type Path, type RequestOptions, Transport } from "./http";
+import { PriceStream, type PriceStreamOptions } from "./stream";
+
+/** `production` trades for real with a live key (`cb_live_…`); `sandbox` uses a test key (`cb_test_…`). */
+export type Environment = "production" | "sandbox";
+
+export interface CrossbookOptions {
+  /** Your API key: `cb_live_…` for production, `cb_test_…` for the sandbox. */
+  apiKey: string;
+  /** Which environment the key must belong to (default `sandbox`): a mismatch is refused up front. */
+  environment?: Environment;
+  /** The service's address (default `http://127.0.0.1:8080`, or `CROSSBOOK_URL`). */
+  baseUrl?: string;
+  /** Retries after the first attempt on 429/502/503/504 and lost connections (default 3). */
+  maxRetries?: number;
+  /** Per-attempt timeout in ms (default 30,000). */
+  timeoutMs?: number;
+  /** A fetch implementation (default the global one). */
+  fetch?: typeof fetch;
+}
+
+const KEY_ENVIRONMENT: Array<[string, Environment]> = [
+  ["cb_live_", "production"],
+  ["cb_test_", "sandbox"],
+];
+
+/** The environment an API key belongs to, from its prefix; undefined for a string that is not a key. */
+export function keyEnvironment(apiKey: string): Environment | undefined {
+  return KEY_ENVIRONMENT.find(([prefix]) => apiKey.startsWith(prefix))?.[1];
+}
+
+type Schemas = components["schemas"];
+type Data<P extends Path, M extends Method> = DataOf<Operation<P, M>>;
+type Body<P extends Path, M extends Method> = NonNullable<RequestOptions<P, M>["body"]>;
+type Query<P extends Path, M extends Method> = NonNullable<RequestOptions<P, M>["query"]>;
+export interface PageMeta {
+  page?: number;
+  limit?: number;
+  total?: number;
+  [key: string]: unknown;
+}
+
+/** A new order: the body of `POST /v1/orders`. */
+export type OrderRequest = Body<"/v1/orders", "post">;
+export type Order = Data<"/v1/orders/{id}", "get">;
+
+/**
+ * The crossbook client.
+ *
+ * @example
+ * import { Crossbook } from "@crossbook/agent";
+ * const client = new Crossbook({ apiKey: process.env.CROSSBOOK_API_KEY!, environment: "sandbox" });
+ * const { data: markets } = await client.markets.list({ status: "open", limit: 5 });
+ * const order = await client.orders.place({ market_id: markets[0]!.id, side: "buy", price: 0.4, amount: 10 });
+ * await client.orders.cancel(order.id);
+ */
+export class Crossbook {
+  readonly environment: Environment;
+  readonly http: Transport;
+  readonly #apiKey: string;
+
+  constructor(options: CrossbookOptions) {
+    const environment = options.environment ?? "sandbox";
+    if (environment !== "production" && environment !== "sandbox")
+      throw new CrossbookConfigError(
+        `environment must be "production" or "sandbox", not ${String(environment)}`,
+      );
+    if (typeof options.apiKey !== "string" || options.apiKey.length === 0)
+      throw new CrossbookConfigError("apiKey is required");
+    const keyEnv = keyEnvironment(options.apiKey);
+    if (!keyEnv) throw new CrossbookConfigError("apiKey is not a crossbook key (cb_live_… or cb_test_…)");
+    if (keyEnv !== environment)
+      throw new CrossbookConfigError(
+        `a ${keyEnv} key (${options.apiKey.slice(0, 8)}…) cannot be used with environment "${environment}": ` +
+          "nothing was sent",
+      );
+    this.environment = environment;
+    this.#apiKey = options.apiKey;
+    this.http = new Transport({
+      baseUrl: options.baseUrl ?? process.env.CROSSBOOK_URL ?? "http://127.0.0.1:8080",
+      apiKey: options.apiKey,
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  }
+
+  async #data<P extends Path, M extends Method>(method: M, path: P, options?: RequestOptions<P, M>) {
+    const body = (await this.http.request(method, path, options)) as { data: Data<P, M> };
+    return body.data;
+  }
+
+  async #page<P extends Path>(path: P, options?: RequestOptions<P, "get">) {
+    const body = (await this.http.request("get", path, options)) as { data: Data<P, "get">; meta?: PageMeta };
+    return { data: body.data, meta: body.meta ?? {} };
+  }
+
+  /** The account the key belongs to. @example const me = await client.account(); */
+  account() {
+    return this.#data("get", "/v1/account");
+  }
+
+  readonly venues = {
+    /** Venues and their health. @example const venues = await client.venues.list(); */
+    list: () => this.#data("get", "/v1/venues"),
+  };
+
+  readonly markets = {
+    /** A page of markets. @example const { data } = await client.markets.list({ venue: "kalshi", limit: 20 }); */
+    list: (query?: Query<"/v1/markets", "get">) => this.#page("/v1/markets", query ? { query } : {}),
+    /** One market. @example const m = await client.markets.get("kalshi:KXFED-26DEC-T4.00"); */
+    get: (marketId: string) =>
+      this.#data("get", "/v1/markets/{market_id}", { params: { market_id: marketId } }),
+  };
+
+  readonly prices = {
+    /**
+     * Current prices of up to 100 markets, keyed by market id.
+     * @example const prices = await client.prices.get(["kalshi:A", "polymarket:0x…"], { orderbook: true });
+     */
+    get: async (marketIds: readonly string[], options: { orderbook?: boolean; depth?: number } = {}) => {
+      const query = {
+        market_ids: marketIds.join(","),
+        ...(options.orderbook ? { include_orderbook: true } : {}),
+        ...(options.depth !== undefined ? { depth: options.depth } : {}),
+      } as Query<"/v1/prices", "get">;
+      return this.#data("get", "/v1/prices", { query });
+    },
+    /** Candles of one market. @example const { data } = await client.prices.history({ market_id: id, interval: "1h" }); */
+    history: (query: Query<"/v1/prices/history", "get">) => this.#page("/v1/prices/history", { query }),
+    /**
+     * Cross-venue comparison with the arbitrage analysis, by event id or market id.
+     * @example const cmp = await client.prices.compare("xev_…"); if (cmp.spread_analysis.arbitrage_opportunity) …
+     */
+    /**
+     * A live, self-healing stream of price updates: reconnects, re-subscribes, and after a gap in
+     * `seq` (or a reconnect) fetches current prices so you never act on a stale quote.
+     * @example for await (const u of client.prices.stream(["kalshi:A"])) console.log(u.market_id, u.price);
+     */
+    stream: (
+      marketIds: readonly string[] = [],
+      options: Omit<PriceStreamOptions, "baseUrl" | "apiKey" | "marketIds"> = {},
+    ) =>
+      new PriceStream({
+        baseUrl: this.http.baseUrl,
+        apiKey: this.#apiKey,
+        marketIds,
+        fetchPrices: (ids) => this.prices.get(ids) as never,
+        ...options,
+      }),
+    compare: (eventOrMarketId: string) =>
+      this.#data("get", "/v1/prices/compare", {
+        query: { event_id: eventOrMarketId } as Query<"/v1/prices/compare", "get">,
+      }),
+  };
+
+  readonly orders = {
+    /**
+     * Places an order. An idempotency key is added (and reused across retries) unless you pass one,
+     * so a retried placement never makes two orders.
+     * @example const o = await client.orders.place({ market_id: id, side: "buy", price: 0.42, amount: 10 });
+     */
+    place: (order: OrderRequest, options: { idempotencyKey?: string } = {}) =>
+      this.#data("post", "/v1/orders", {
+        body: order,
+        idempotencyKey: options.idempotencyKey ?? order.client_order_id ?? randomUUID(),
+      }),
+    /** Orders, newest first (default status open). @example const { data } = await client.orders.list({ status: "all" }); */
+    list: (query?: Query<"/v1/orders", "get">) => this.#page("/v1/orders", query ? { query } : {}),
+    /** One order, full form. @example const o = await client.orders.get("ord_…"); */
+    get: (id: string) => this.#data("get", "/v1/orders/{id}", { params: { id } }),
+    /** The fills of an order, each with its cause. @example const fills = await client.orders.fills("ord_…"); */
+    fills: (id: string) => this.#data("get", "/v1/orders/{id}/fills", { params: { id } }),
+    /** Cancels one order (409 ORDER_NOT_CANCELLABLE when filled or cancelled). @example await client.orders.cancel("ord_…"); */
+    cancel: (id: string) => this.#data("delete", "/v1/orders/{id}", { params: { id } }),
+    /**
+     * Cancels every open order, or those of one market and/or side.
+     * @example const { cancelled_count } = await client.orders.cancelAll({ market_id: id });
+     */
+    cancelAll: (query?: Query<"/v1/orders", "delete">) =>
+      this.#data("delete", "/v1/orders", query ? { query } : {}),
+  };
+
+  readonly positions = {
+    /** Positions with PnL. @example const { data } = await client.positions.list(); */
+    list: (query?: Query<"/v1/positions", "get">) => this.#page("/v1/positions", query ? { query } : {}),
+    /** One position. @example const p = await client.positions.get("pos_…"); */
+    get: (id: string) => this.#data("get", "/v1/positions/{id}", { params: { id } }),
+  };
+
+  /** Available, locked and total balance of the key's environment. @example const b = await client.balance(); */
+  balance() {
+    return this.#data("get", "/v1/balance");
+  }
+
+  readonly sandbox = {
+    /** Adds fake USDC to the sandbox balance. @example await client.sandbox.deposit(1000); */
+    deposit: (amount: number) =>
+      this.#data("post", "/v1/sandbox/deposit", { body: { amount } as Body<"/v1/sandbox/deposit", "post"> }),
+    /** Takes fake USDC out. @example await client.sandbox.withdraw(100); */
+    withdraw: (amount: number) =>
+      this.#data("post", "/v1/sandbox/withdraw", {
+        body: { amount } as Body<"/v1/sandbox/withdraw", "post">,
+      }),
+    /** Cancels everything and resets the sandbox balance. @example await client.sandbox.reset(); */
+    reset: (body?: Body<"/v1/sandbox/reset", "post">) =>
+      this.#data("post", "/v1/sandbox/reset", body ? { body } : {}),
+  };
+
+  readonly matches = {
+    /** Matched pairs. @example const { data } = await client.matches.list({ status: "verified", relation: "identity" }); */
+    list: (query?: Query<"/v1/matches", "get">) => this.#page("/v1/matches", query ? { query } : {}),
+    /** One pair with its reasons. @example const m = await client.matches.get("mat_…"); */
+    get: (id: string) => this.#data("get", "/v1/matches/{id}", { params: { id } }),
+  };
+
+  readonly events = {
+    /** Cross-venue events. @example const { data } = await client.events.list({ status: "verified" }); */
+    list: (query?: Query<"/v1/events", "get">) => this.#page("/v1/events", query ? { query } : {}),
+    /** One cross-venue event. @example const e = await client.events.get("xev_…"); */
+    get: (id: string) => this.#data("get", "/v1/events/{event_id}", { params: { event_id: id } }),
+  };
+
+  readonly alerts = {
+    /** Creates a server-side price alert. @example await client.alerts.create({ market_id: id, condition: "price_above", threshold: 0.6 }); */
+    create: (body: Body<"/v1/alerts", "post">) => this.#data("post", "/v1/alerts", { body }),
+    /** Your alerts. @example const { data } = await client.alerts.list(); */
+    list: (query?: Query<"/v1/alerts", "get">) => this.#page("/v1/alerts", query ? { query } : {}),
+    /** One alert. @example const a = await client.alerts.get("alt_…"); */
+    get: (id: string) => this.#data("get", "/v1/alerts/{id}", { params: { id } }),
+    /** Deletes an alert. @example await client.alerts.delete("alt_…"); */
+    delete: (id: string) => this.#data("delete", "/v1/alerts/{id}", { params: { id } }),
+  };
+
+  readonly webhooks = {
+    /** Registers an HTTPS endpoint; the secret is returned once. @example const w = await client.webhooks.create({ url, events: ["order.filled"] }); */
+    create: (body: Body<"/v1/webhooks", "post">) => this.#data("post", "/v1/webhooks", { body }),
+    /** Your webhooks. @example const list = await client.webhooks.list(); */
+    list: () => this.#data("get", "/v1/webhooks"),
+    /** One webhook. @example const w = await client.webhooks.get("wh_…"); */
+    get: (id: string) => this.#data("get", "/v1/webhooks/{id}", { params: { id } }),
+    /** Changes events, URL or secret, or re-enables. @example await client.webhooks.update(id, { status: "active" }); */
+    update: (id: string, body: Body<"/v1/webhooks/{id}", "patch">) =>
+      this.#data("patch", "/v1/webhooks/{id}", { params: { id }, body }),
+    /** Deletes a webhook. @example await client.webhooks.delete("wh_…"); */
+    delete: (id: string) => this.#data("delete", "/v1/webhooks/{id}", { params: { id } }),
+    /** Sends a webhook.test event now. @example const delivery = await client.webhooks.test("wh_…"); */
+    test: (id: string) => this.#data("post", "/v1/webhooks/{id}/test", { params: { id } }),
+    /** Recent deliveries, newest first. @example const d = await client.webhooks.deliveries("wh_…", { limit: 20 }); */
+    deliveries: (id: string, query?: Query<"/v1/webhooks/{id}/deliveries", "get">) =>
+      this.#data("get", "/v1/webhooks/{id}/deliveries", { params: { id }, ...(query ? { query } : {}) }),
+  };
+
+  /**
+   * Every item of a paginated list, page by page (offset pagination, `limit` per page).
+   * @example for await (const m of client.paginate((q) => client.markets.list({ ...q, venue: "kalshi" }))) console.log(m.id);
+   */
+  async *paginate<T>(
+    fetchPage: (q: { limit: number; offset: number }) => Promise<{ data: T[]; meta: PageMeta }>,
+    limit = 100,
+  ): AsyncGenerator<T> {
+    for (let offset = 0; ; offset += limit) {
+      const { data, meta } = await fetchPage({ limit, offset });
+      yield* data;
+      const total = typeof meta.total === "number" ? meta.total : undefined;
+      if (data.length < limit || (total !== undefined && offset + data.length >= total)) return;
+    }
+  }
+}
+
+export type { Schemas };

@@ -1,0 +1,20 @@
+/**
+ * @crossbook/agent: the client library for trading agents on crossbook.
+ *
+ * @example
+ * import { Crossbook } from "@crossbook/agent";
+ * const client = new Crossbook({ apiKey: "cb_test_…", environment: "sandbox", baseUrl: "http://127.0.0.1:8080" });
+ * console.log(await client.balance());
+ */
+export {
+  Crossbook,
+  type CrossbookOptions,
+  type Environment,
+  keyEnvironment,
+  type OrderRequest,
+  type PageMeta,
+} from "./client";
+export { CrossbookApiError, CrossbookConfigError, CrossbookNetworkError } from "./errors";
+export type { components, paths } from "./generated/api";
+export { parseRetryAfter, Transport, type TransportOptions } from "./http";
+export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream";
