@@ -15,6 +15,14 @@ export {
   type PageMeta,
 } from "./client";
 export { CrossbookApiError, CrossbookConfigError, CrossbookNetworkError } from "./errors";
+export {
+  type ExecutionReport,
+  type ExecutionStep,
+  Executor,
+  type ExecutorOptions,
+  type PreTradeCheck,
+  split,
+} from "./execution/index";
 export type { components, paths } from "./generated/api";
 export { parseRetryAfter, Transport, type TransportOptions } from "./http";
 export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream";
