@@ -6,6 +6,14 @@
  * const client = new Crossbook({ apiKey: "cb_test_…", environment: "sandbox", baseUrl: "http://127.0.0.1:8080" });
  * console.log(await client.balance());
  */
+export { type AlertFired, AlertWatcher, type AlertWatcherOptions, type Comparison } from "./alerts/local";
+export {
+  type ReceiverOptions,
+  type VerifyResult,
+  verifyWebhook,
+  type WebhookEvent,
+  webhookReceiver,
+} from "./alerts/webhooks";
 export {
   Crossbook,
   type CrossbookOptions,
