@@ -22,6 +22,12 @@ export {
   type OrderRequest,
   type PageMeta,
 } from "./client";
+export {
+  type Dashboard,
+  type DashboardOptions,
+  type RiskStatusSource,
+  startDashboard,
+} from "./dashboard/server";
 export { CrossbookApiError, CrossbookConfigError, CrossbookNetworkError } from "./errors";
 export {
   type ExecutionReport,
