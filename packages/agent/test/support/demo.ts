@@ -3,7 +3,7 @@
  * process on free ports with a throwaway database, and reads the address and keys it prints: the
  * "running crossbook with the fake venues" every agent test talks to over real HTTP and WebSocket.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -20,18 +20,26 @@ export interface Demo {
   close(): Promise<void>;
 }
 
-export async function startDemo(options: { tickMs?: number; timeoutMs?: number } = {}): Promise<Demo> {
+export async function startDemo(
+  options: {
+    tickMs?: number;
+    timeoutMs?: number;
+    /** Lift the demo account's request limit (benches make thousands of calls a minute). */
+    requestsPerMinute?: number;
+  } = {},
+): Promise<Demo> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "cb-agent-"));
+  const env = {
+    ...process.env,
+    HOST: "127.0.0.1",
+    PORT: "0",
+    CROSSBOOK_DATA_DIR: dir,
+    DATABASE_URL: `sqlite:${path.join(dir, "demo.db")}`,
+    LOG_LEVEL: "warn",
+    PASSWORD_HASH_COST: "10",
+  };
   const child = spawn(process.execPath, [CROSSBOOK_BIN, "demo", "--tick-ms", String(options.tickMs ?? 200)], {
-    env: {
-      ...process.env,
-      HOST: "127.0.0.1",
-      PORT: "0",
-      CROSSBOOK_DATA_DIR: dir,
-      DATABASE_URL: `sqlite:${path.join(dir, "demo.db")}`,
-      LOG_LEVEL: "warn",
-      PASSWORD_HASH_COST: "10",
-    },
+    env,
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -72,6 +80,28 @@ export async function startDemo(options: { tickMs?: number; timeoutMs?: number }
         }
       }, 25);
     });
+    if (options.requestsPerMinute) {
+      const limit = String(options.requestsPerMinute);
+      execFileSync(
+        process.execPath,
+        [
+          CROSSBOOK_BIN,
+          "accounts",
+          "update",
+          "--email",
+          "demo@crossbook.local",
+          "--tier",
+          "enterprise",
+          "--rate-limit",
+          limit,
+          "--plan",
+          "enterprise",
+          "--agent-rate-limit",
+          limit,
+        ],
+        { env, stdio: "pipe" },
+      );
+    }
     return {
       url: found.url,
       liveKey: found.live,
