@@ -123,18 +123,23 @@ export class PriceStream extends EventEmitter implements AsyncIterable<PriceUpda
     this.#socket?.terminate();
   }
 
+  /** Iterates updates until `close()`; leaving the loop early (break, throw) closes the stream. */
   async *[Symbol.asyncIterator](): AsyncIterator<PriceUpdate> {
-    while (true) {
-      const next = this.#buffer.shift();
-      if (next) {
-        yield next;
-        continue;
+    try {
+      while (true) {
+        const next = this.#buffer.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        if (this.#closed) return;
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+        });
+        this.#wake = undefined;
       }
-      if (this.#closed) return;
-      await new Promise<void>((resolve) => {
-        this.#wake = resolve;
-      });
-      this.#wake = undefined;
+    } finally {
+      this.close();
     }
   }
 

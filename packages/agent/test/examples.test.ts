@@ -1,0 +1,43 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Demo, startDemo } from "./support/demo";
+
+const run = promisify(execFile);
+const example = (name: string) => fileURLToPath(new URL(`../examples/${name}.ts`, import.meta.url));
+
+/** The three example agents, each run for a few seconds against `crossbook demo`. */
+describe("examples run against crossbook demo", () => {
+  let demo: Demo;
+  beforeAll(async () => {
+    demo = await startDemo({ tickMs: 100 });
+  }, 90_000);
+  afterAll(async () => {
+    await demo?.close();
+  });
+
+  const start = (name: string) =>
+    run(process.execPath, ["--import", "tsx", example(name), "4"], {
+      env: { ...process.env, CROSSBOOK_URL: demo.url, CROSSBOOK_API_KEY: demo.sandboxKey },
+      timeout: 60_000,
+    });
+
+  it("market maker quotes both sides and cleans up", async () => {
+    const { stdout } = await start("market-maker");
+    expect(stdout).toMatch(/making kalshi:/);
+    expect(stdout).toMatch(/bid placed at [\d.]+, ask placed at [\d.]+/);
+    expect(stdout).toMatch(/stopped: cancelled \d+ quote/);
+  }, 60_000);
+
+  it("arbitrageur reads the verified events and their edges", async () => {
+    const { stdout } = await start("arbitrageur");
+    expect(stdout).toMatch(/spread [\d.]+, edge/);
+    expect(stdout).toMatch(/positions: \d+/);
+  }, 60_000);
+
+  it("momentum trader follows the stream and exits", async () => {
+    const { stdout } = await start("momentum");
+    expect(stdout).toMatch(/done; balance/);
+  }, 60_000);
+});
