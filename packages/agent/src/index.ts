@@ -39,4 +39,5 @@ export {
 } from "./execution/index";
 export type { components, paths } from "./generated/api";
 export { parseRetryAfter, Transport, type TransportOptions } from "./http";
+export * from "./risk/index";
 export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream";

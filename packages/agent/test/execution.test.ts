@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Crossbook, Executor, split } from "../src/index";
+import { Crossbook, createRiskChain, Executor, liveRiskState, split } from "../src/index";
 import { type Demo, startDemo } from "./support/demo";
 
 describe("split", () => {
@@ -165,6 +165,24 @@ describe("execution helpers against a running crossbook", () => {
     await exec.limit({ market_id: marketId, side: "buy", price: 0.03, amount: 5 });
     const cancelled = await exec.cancelAll({ market_id: marketId });
     expect(cancelled.steps.filter((s) => s.action === "cancelled")).toHaveLength(2);
+  });
+
+  it("the risk chain on live state refuses an order over its notional limit, and the kill switch cancels", async () => {
+    const chain = createRiskChain(
+      { maxOrderNotional: 1 },
+      { state: liveRiskState(client), cancelAll: () => client.orders.cancelAll() },
+    );
+    const guarded = new Executor(client, { check: (o) => chain.check(o) });
+    const small = await guarded.limit({ market_id: marketId, side: "buy", price: 0.02, amount: 5 });
+    expect(small.steps[0]!.action).toBe("placed");
+    const big = await guarded.limit({ market_id: marketId, side: "buy", price: 0.5, amount: 5 });
+    expect(big.steps[0]).toMatchObject({ action: "rejected" });
+    expect(big.steps[0]!.reason).toMatch(/risk:/);
+    const cancelled = await chain.kill("test");
+    expect(cancelled?.cancelled_count).toBeGreaterThanOrEqual(1);
+    const blocked = await guarded.limit({ market_id: marketId, side: "buy", price: 0.02, amount: 5 });
+    expect(blocked.steps[0]!.action).toBe("rejected");
+    expect(chain.status()).toMatchObject({ killed: true });
   });
 
   it("a pre-trade check can refuse an order before it is sent", async () => {
