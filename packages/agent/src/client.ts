@@ -5,6 +5,9 @@
  * as `{ data, meta }`, single resources as their `data`.
  */
 import { randomUUID } from "node:crypto";
+import { backtest } from "./backtest/engine";
+import { historySource } from "./backtest/sources";
+import type { BacktestOptions, BacktestResult } from "./backtest/types";
 import { CrossbookConfigError } from "./errors";
 import type { components } from "./generated/api";
 import { type DataOf, type Method, type Operation, type Path, type RequestOptions, Transport } from "./http";
@@ -259,6 +262,25 @@ export class Crossbook {
     deliveries: (id: string, query?: Query<"/v1/webhooks/{id}/deliveries", "get">) =>
       this.#data("get", "/v1/webhooks/{id}/deliveries", { params: { id }, ...(query ? { query } : {}) }),
   };
+
+  /**
+   * Backtests a strategy on the service's candles (`GET /v1/prices/history`, paged) unless you
+   * pass your own `source` (a file of candles, an array, a tape).
+   * @example
+   * const result = await client.backtest({ strategy, markets: [id], interval: "1h", from: "2026-10-01", to: "2026-11-01", initialCash: 1000 });
+   * await writeReport(result, "report.html");
+   */
+  backtest(
+    options: Omit<BacktestOptions, "source"> & { source?: BacktestOptions["source"] },
+  ): Promise<BacktestResult> {
+    const source =
+      options.source ??
+      historySource(async (market_id, interval, start, end, limit) => {
+        const page = await this.prices.history({ market_id, interval, start, end, limit } as never);
+        return page as never;
+      });
+    return backtest({ ...options, source });
+  }
 
   /**
    * Every item of a paginated list, page by page (offset pagination, `limit` per page).

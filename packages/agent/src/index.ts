@@ -6,6 +6,7 @@
  * const client = new Crossbook({ apiKey: "cb_test_…", environment: "sandbox", baseUrl: "http://127.0.0.1:8080" });
  * console.log(await client.balance());
  */
+
 export { type AlertFired, AlertWatcher, type AlertWatcherOptions, type Comparison } from "./alerts/local";
 export {
   type ReceiverOptions,
@@ -14,6 +15,7 @@ export {
   type WebhookEvent,
   webhookReceiver,
 } from "./alerts/webhooks";
+export * from "./backtest/index";
 export {
   Crossbook,
   type CrossbookOptions,

@@ -1,3 +1,6 @@
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   Crossbook,
@@ -6,6 +9,7 @@ import {
   CrossbookNetworkError,
   parseRetryAfter,
   Transport,
+  writeReport,
 } from "../src/index";
 import { type Demo, startDemo } from "./support/demo";
 
@@ -209,6 +213,34 @@ describe("against a running crossbook with the fake venues", () => {
     expect(failure).toBeInstanceOf(CrossbookApiError);
     expect((failure as CrossbookApiError).status).toBe(400);
     expect((failure as CrossbookApiError).code).toBe("INVALID_PRICE");
+  });
+
+  it("backtests a strategy on the service's candles, deterministically, and writes a report", async () => {
+    const to = new Date();
+    const from = new Date(to.getTime() - 3 * 86_400_000);
+    const run = () =>
+      client.backtest({
+        strategy: {
+          onCandle(ctx) {
+            if (ctx.portfolio.position(marketId, "yes") === 0 && ctx.openOrders.length === 0)
+              ctx.order({ market_id: marketId, side: "buy", type: "market", amount: 10 });
+          },
+        },
+        markets: [marketId],
+        interval: "1h",
+        from,
+        to,
+        initialCash: 1000,
+        progressLog: false,
+      });
+    const first = await run();
+    expect(first.equityCurve.time.length).toBeGreaterThan(10);
+    expect(first.rejected, JSON.stringify(first.rejected.slice(0, 2))).toEqual([]);
+    expect(first.trades.length).toBe(1);
+    expect(JSON.stringify(await run())).toBe(JSON.stringify(first));
+    const file = path.join(os.tmpdir(), `cb-backtest-${process.pid}.html`);
+    await writeReport(first, file);
+    expect(readFileSync(file, "utf8")).toContain("<svg");
   });
 
   it("lets a live key work in production", async () => {
