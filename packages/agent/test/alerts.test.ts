@@ -103,3 +103,34 @@ describe("AlertWatcher", () => {
     watcher.close();
   });
 });
+
+describe("alerts against a running crossbook", () => {
+  it("fires a local price alert from the live stream and manages server alerts", async () => {
+    const { startDemo } = await import("./support/demo");
+    const { Crossbook } = await import("../src/index");
+    const demo = await startDemo({ tickMs: 100 });
+    try {
+      const client = new Crossbook({ apiKey: demo.sandboxKey, environment: "sandbox", baseUrl: demo.url });
+      let marketId: string | undefined;
+      for (let i = 0; i < 100 && !marketId; i++) {
+        marketId = (await client.markets.list({ status: "open", limit: 1 })).data[0]?.id;
+        if (!marketId) await new Promise((r) => setTimeout(r, 200));
+      }
+      const watcher = new AlertWatcher(client);
+      const fired = await new Promise<AlertFired>((resolve) => watcher.price(marketId!, "above", 0, resolve));
+      expect(fired).toMatchObject({ kind: "price", subject: marketId, comparison: "above", threshold: 0 });
+      watcher.close();
+
+      const alert = await client.alerts.create({
+        market_id: marketId!,
+        condition: "price_above",
+        threshold: 0.99,
+      });
+      expect((await client.alerts.list()).data.map((a) => a.id)).toContain(alert.id);
+      await client.alerts.delete(alert.id);
+      expect((await client.alerts.list()).data.map((a) => a.id)).not.toContain(alert.id);
+    } finally {
+      await demo.close();
+    }
+  }, 90_000);
+});
