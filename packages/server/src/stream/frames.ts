@@ -8,6 +8,7 @@
  */
 
 const OPCODE_TEXT = 0x81; // FIN + text
+const CLOSE_BRACE = 0x7d; // "}"
 
 export function headerLength(payloadLength: number): number {
   return payloadLength < 126 ? 2 : payloadLength < 65_536 ? 4 : 10;
@@ -39,12 +40,42 @@ export function textFrame(text: string): Buffer {
   return frame;
 }
 
-/** Decimal digits of a non-negative integer, for sizing a frame before writing it. */
-export function digits(n: number): number {
+/**
+ * Most bytes `writeSeqFrame` adds to a head: a 10-byte header, a seq of up to 16 digits (any safe
+ * integer) and the closing brace. Enough room for a frame is `head.length + SEQ_FRAME_SLACK`.
+ */
+export const SEQ_FRAME_SLACK = 10 + 16 + 1;
+
+/**
+ * Writes one complete text frame whose payload is `head` (a JSON object cut just after a key's
+ * colon), the decimal digits of `seq` and `}` at `offset`; returns the next offset. The caller
+ * makes sure there is room (`SEQ_FRAME_SLACK`). Digits are written as bytes: no string per message.
+ */
+export function writeSeqFrame(target: Buffer, offset: number, head: Uint8Array, seq: number): number {
   let count = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    count++;
+  for (let n = seq; n >= 10; n = Math.floor(n / 10)) count++;
+  const length = head.length + count + 1;
+  target[offset] = OPCODE_TEXT;
+  if (length < 126) {
+    target[offset + 1] = length;
+    offset += 2;
+  } else if (length < 65_536) {
+    target[offset + 1] = 126;
+    target[offset + 2] = length >>> 8;
+    target[offset + 3] = length & 0xff;
+    offset += 4;
+  } else {
+    offset = writeHeader(target, offset, length);
   }
-  return count;
+  target.set(head, offset);
+  offset += head.length;
+  let n = seq;
+  for (let at = offset + count - 1; at >= offset; at--) {
+    const rest = Math.floor(n / 10);
+    target[at] = 48 + (n - rest * 10); // "0" + digit
+    n = rest;
+  }
+  offset += count;
+  target[offset] = CLOSE_BRACE;
+  return offset + 1;
 }

@@ -3,10 +3,19 @@
  * instance reaches the clients of every instance); each is serialized once, and each subscribed
  * connection gets it with its own `seq`.
  *
- * Why it is built this way:
- * - Per connection, pending updates are kept per market, latest wins (conflation), and written
- *   every `flushIntervalMs` as one buffer of complete frames: one socket write per connection per
- *   interval instead of one per message (syscalls, not bytes, are what a busy stream runs out of).
+ * Why it is built this way (bench/stream: the socket writes, one syscall per connection per flush,
+ * are most of the cost; everything else is kept small beside them):
+ * - An update marks its market's channel changed; the channel is serialized and fanned out at the
+ *   next flush, once however many updates it had meanwhile (latest wins). So the busier the stream,
+ *   the less work per update.
+ * - Per connection, pending updates are kept per market, latest wins (conflation), and written as
+ *   one buffer of complete frames: one socket write per connection per flush instead of one per
+ *   message (syscalls, not bytes, are what a busy stream runs out of). A flush runs on the next turn
+ *   of the event loop, but at most once per `flushIntervalMs`.
+ * - Subscriptions are small integers (ids) in packed tables, not objects: a flag byte per id says
+ *   what is queued, so the fan-out and the writes touch little memory.
+ * - Frames are built in a slab; a TCP socket that takes a write at once (the usual case) gives its
+ *   room back for the next connection, so the frames of a flush are built in the same warm bytes.
  * - A connection whose socket has not drained past `softBufferBytes` gets nothing more written; its
  *   pending updates keep conflating (bounded by its subscriptions), so a slow client never slows the
  *   others. Past `hardBufferBytes`, or stalled longer than `stallTimeoutMs`, it is disconnected.
@@ -14,12 +23,13 @@
  *   same venue tick ingested by two instances) are dropped.
  * - Control messages (acks, errors) are written at once, in order with the updates.
  */
+import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import WebSocket from "ws";
 import type { Clock } from "../infra/clock";
 import type { ConnectionSlots } from "../infra/slots/slots";
 import type { QuoteUpdate } from "../prices/service";
-import { digits, headerLength, textFrame, writeHeader } from "./frames";
+import { SEQ_FRAME_SLACK, textFrame, writeSeqFrame } from "./frames";
 import { CLOSE, type ClientMessage, ProtocolError, parseClientMessage, type RejectReason } from "./protocol";
 
 /** Who a connection belongs to and what its plan allows. */
@@ -56,9 +66,10 @@ export interface HubOptions {
   /** Client messages allowed per connection per second. */
   messagesPerSecond: number;
   /**
-   * Updates are gathered for up to this long and written to each connection in one go: one socket
-   * write per connection per interval, whatever the update rate. 0 writes on the next turn of the
-   * event loop (lowest latency, one write per connection per burst).
+   * Least time between two flushes: at most one socket write per connection per interval, whatever
+   * the update rate. A flush runs on the next turn of the event loop when the last one started at
+   * least this long ago (a quiet stream is not delayed), else when the interval is up; when a flush
+   * takes longer than the interval (overload), flushes run back to back. 0: every turn.
    */
   flushIntervalMs: number;
 }
@@ -87,39 +98,30 @@ interface Channel {
   id: string;
   /** The latest update up to `"seq":`; what every queued subscription writes (latest wins). */
   head: Buffer | null;
-  subs: Subscription[];
+  /** An update newer than `head`, not yet fanned out (the channel waits in the next flush). */
+  next: QuoteUpdate | null;
+  /**
+   * Its subscribers as pairs (subscription id, connection number), packed: the fan-out walks small
+   * integers instead of an object per subscription.
+   */
+  subs: number[];
 }
 
-/**
- * A connection's subscription to a channel. Kept small (there is one per connection and market):
- * its flags share one number, and a snapshot to send lives on the connection, not here.
- */
-interface Subscription {
-  conn: Connection;
-  channel: Channel;
-  /** Position in channel.subs (swap-removal). */
-  index: number;
-  /** Position in conn.subs (swap-removal). */
-  slot: number;
-  /** QUEUED | REMOVED bits. */
-  flags: number;
-}
-
-/** It has an unwritten update in its connection's pending list. */
+/** The subscription has an update to write (a channel's head, or a snapshot). */
 const QUEUED = 1;
-/** Unsubscribed or closed: skipped if still pending. */
-const REMOVED = 2;
+/** What it has to write is a snapshot from its connection's `snapshots`, not the channel's head. */
+const SNAPSHOT = 2;
 
 class Connection {
   principal: StreamPrincipal | null = null;
   slotToken: string | null = null;
-  /** An array, not a Map: subscriptions are looked up by id only on (rare) control messages. */
-  subs: Subscription[] | null = null;
-  /** Subscriptions with an update to write, in the order they were queued. */
-  pending: Subscription[] = [];
-  /** Snapshots (sent on subscribe) to write instead of the channel's head; usually null. */
-  snapshots: Map<Subscription, Buffer> | null = null;
-  queued = false;
+  /** Its subscriptions by slot: the channel, and the subscription id (sid) in `sids`. */
+  channels: Channel[] = [];
+  sids: number[] = [];
+  /** Snapshots (sent on subscribe) to write instead of the channel's head, by sid; usually null. */
+  snapshots: Map<number, Buffer> | null = null;
+  /** Closed and cleaned up; its number goes back to the pool once no flush holds it. */
+  released = false;
   waitingDrain = false;
   stalledSince = 0;
   seq = 0;
@@ -134,10 +136,25 @@ class Connection {
   constructor(
     readonly ws: WebSocket,
     readonly socket: Duplex & { writableLength: number },
-  ) {}
+    /** Its number: indexes the hub's per-connection tables. */
+    readonly index: number,
+  ) {
+    this.kernelWrites = socket instanceof Socket;
+  }
+
+  /**
+   * A TCP socket (net or TLS): a write it reports done (nothing queued after it) has left the
+   * process's buffers, so the hub may reuse the memory it came from.
+   */
+  readonly kernelWrites: boolean;
 }
 
-const CLOSE_BRACE = 0x7d; // "}" ends every update after its seq
+/**
+ * Frames are built in slabs of this size, each connection's write a slice of one. A slice a socket
+ * still holds (queued, not yet taken by the kernel) is never written again; a slice it has taken is
+ * reused (see #write).
+ */
+const SLAB_BYTES = 64 * 1024;
 
 function updateHead(update: QuoteUpdate): Buffer {
   return Buffer.from(
@@ -154,8 +171,28 @@ export class StreamHub {
   readonly #connections = new Set<Connection>();
   readonly #channels = new Map<string, Channel>();
   readonly #latest = new Map<string, QuoteUpdate>();
+  /** Connections with pending updates, for the next flush. */
   #dirty: Connection[] = [];
+  /** Connections by number; a number is reused once its connection is gone. */
+  readonly #byIndex: Array<Connection | undefined> = [];
+  readonly #freeIndexes: number[] = [];
+  /** Per connection number: 1 while it is in `#dirty`. */
+  #inDirty = new Uint8Array(1024);
+  /** Per subscription id: QUEUED | SNAPSHOT. */
+  #flags = new Uint8Array(16 * 1024);
+  /** Per subscription id: its pair's position in `channel.subs`. */
+  readonly #positions: number[] = [];
+  #nextSid = 0;
+  readonly #freeSids: number[] = [];
+  /** Channels with an update not yet fanned out, for the next flush. */
+  #changed: Channel[] = [];
   #flushScheduled = false;
+  /** When the last flush started (performance.now()). */
+  #lastFlush = 0;
+  #slab: Buffer = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  #slabOffset = 0;
+  /** The longest head built so far (bytes): sizes a connection's frames before writing them. */
+  #longestHead = 0;
   #heartbeat: NodeJS.Timeout | undefined;
   #closing = false;
   readonly #stats = { messagesSent: 0, updatesConflated: 0, slowConsumersDropped: 0 };
@@ -172,7 +209,7 @@ export class StreamHub {
     let subscriptions = 0;
     for (const c of this.#connections) {
       if (c.principal) authenticated++;
-      subscriptions += c.subs?.length ?? 0;
+      subscriptions += c.sids.length;
     }
     return { connections: this.#connections.size, authenticated, subscriptions, ...this.#stats };
   }
@@ -184,7 +221,8 @@ export class StreamHub {
    * (its slot already taken as `slotToken`); otherwise the first message must authenticate.
    */
   attach(ws: WebSocket, socket: Duplex, principal: StreamPrincipal | null, slotToken: string | null): void {
-    const conn = new Connection(ws, socket as Duplex & { writableLength: number });
+    const conn = new Connection(ws, socket as Duplex & { writableLength: number }, this.#takeIndex());
+    this.#byIndex[conn.index] = conn;
     this.#connections.add(conn);
     if (principal) {
       conn.principal = principal;
@@ -328,32 +366,34 @@ export class StreamHub {
 
   async #subscribe(conn: Connection, ids: string[]): Promise<void> {
     const principal = conn.principal!;
-    conn.subs ??= [];
-    const subs = conn.subs;
-    const byId = new Map(subs.map((sub) => [sub.channel.id, sub]));
-    const fresh = ids.filter((id) => !byId.has(id));
+    // A connection's messages are handled one at a time: nothing else changes its subscriptions
+    // while this one waits (a close sets `closed`).
+    const slots = this.#slots(conn);
+    const fresh = ids.filter((id) => !slots.has(id));
     const { missing } = fresh.length > 0 ? await this.#deps.resolveMarkets(fresh) : { missing: [] };
     if (conn.closed) return;
     const unknown = new Set(missing);
     const rejected: Array<{ market_id: string; reason: RejectReason }> = [];
     const accepted: string[] = [];
     for (const id of ids) {
-      if (byId.has(id)) {
+      if (slots.has(id)) {
         accepted.push(id);
       } else if (unknown.has(id)) {
         rejected.push({ market_id: id, reason: "MARKET_NOT_FOUND" });
-      } else if (subs.length >= principal.marketsPerSubscription) {
+      } else if (conn.sids.length >= principal.marketsPerSubscription) {
         rejected.push({ market_id: id, reason: "SUBSCRIPTION_LIMIT" });
       } else {
         let channel = this.#channels.get(id);
         if (!channel) {
-          channel = { id, head: null, subs: [] };
+          channel = { id, head: null, next: null, subs: [] };
           this.#channels.set(id, channel);
         }
-        const sub: Subscription = { conn, channel, index: channel.subs.length, slot: subs.length, flags: 0 };
-        channel.subs.push(sub);
-        subs.push(sub);
-        byId.set(id, sub);
+        const sid = this.#takeSid();
+        this.#positions[sid] = channel.subs.length;
+        channel.subs.push(sid, conn.index);
+        slots.set(id, conn.sids.length);
+        conn.channels.push(channel);
+        conn.sids.push(sid);
         accepted.push(id);
       }
     }
@@ -362,44 +402,62 @@ export class StreamHub {
       market_ids: accepted,
       rejected,
       ...(rejected.some((r) => r.reason === "SUBSCRIPTION_LIMIT")
-        ? { limit: { markets_per_subscription: principal.marketsPerSubscription, subscribed: subs.length } }
+        ? {
+            limit: {
+              markets_per_subscription: principal.marketsPerSubscription,
+              subscribed: conn.sids.length,
+            },
+          }
         : {}),
     });
     // The current quote of every accepted market, at once, through the same path as updates.
     for (const id of accepted) {
-      const sub = byId.get(id)!;
+      const slot = slots.get(id)!;
+      const sid = conn.sids[slot]!;
       const latest = this.#latest.get(id);
       if (latest) {
-        sub.channel.head ??= updateHead(latest);
+        conn.channels[slot]!.head ??= this.#head(latest);
       } else {
         const current = this.#deps.snapshot(id);
         if (!current) continue;
         conn.snapshots ??= new Map();
-        conn.snapshots.set(sub, updateHead(current));
+        conn.snapshots.set(sid, this.#head(current));
+        this.#flags[sid] = this.#flags[sid]! | SNAPSHOT;
       }
-      this.#enqueue(sub);
+      this.#enqueue(conn, sid);
     }
     if (accepted.length > 0) this.#deps.watch(accepted);
+  }
+
+  /** A connection's subscriptions: market id -> slot. */
+  #slots(conn: Connection): Map<string, number> {
+    const slots = new Map<string, number>();
+    for (let slot = 0; slot < conn.channels.length; slot++) slots.set(conn.channels[slot]!.id, slot);
+    return slots;
   }
 
   #unsubscribe(conn: Connection, ids: string[]): void {
     const removed: string[] = [];
     const rejected: Array<{ market_id: string; reason: RejectReason }> = [];
-    const subs = conn.subs ?? [];
-    const byId = new Map(subs.map((sub) => [sub.channel.id, sub]));
+    const slots = this.#slots(conn);
     for (const id of ids) {
-      const sub = byId.get(id);
-      if (!sub) {
+      const slot = slots.get(id);
+      if (slot === undefined) {
         rejected.push({ market_id: id, reason: "NOT_SUBSCRIBED" });
         continue;
       }
-      byId.delete(id);
-      const last = subs.pop()!;
-      if (last !== sub) {
-        subs[sub.slot] = last;
-        last.slot = sub.slot;
+      slots.delete(id);
+      const sid = conn.sids[slot]!;
+      const channel = conn.channels[slot]!;
+      // Swap-remove: the last slot moves into this one.
+      const lastSid = conn.sids.pop()!;
+      const lastChannel = conn.channels.pop()!;
+      if (lastSid !== sid) {
+        conn.sids[slot] = lastSid;
+        conn.channels[slot] = lastChannel;
+        slots.set(lastChannel.id, slot);
       }
-      this.#detach(sub);
+      this.#detach(conn, sid, channel);
       removed.push(id);
     }
     this.#control(conn, { type: "unsubscribed", market_ids: removed, rejected });
@@ -409,9 +467,14 @@ export class StreamHub {
     if (!this.#connections.delete(conn)) return;
     conn.closed = true;
     if (conn.authTimer) clearTimeout(conn.authTimer);
-    for (const sub of conn.subs ?? []) this.#detach(sub);
-    conn.subs = null;
-    conn.pending = [];
+    for (let slot = 0; slot < conn.sids.length; slot++)
+      this.#detach(conn, conn.sids[slot]!, conn.channels[slot]!);
+    conn.sids = [];
+    conn.channels = [];
+    conn.snapshots = null;
+    conn.released = true;
+    // Still listed for the next flush: that flush gives the number back.
+    if (this.#inDirty[conn.index] === 0) this.#releaseIndex(conn);
     if (conn.principal && conn.slotToken) {
       this.#deps.slots.release(conn.principal.keyId, conn.slotToken).catch((error) => {
         this.#deps.log.warn({ error: String(error) }, "could not release a stream connection slot");
@@ -419,17 +482,52 @@ export class StreamHub {
     }
   }
 
-  /** Takes a subscription out of its channel (swap-remove); a queued write of it is skipped. */
-  #detach(sub: Subscription): void {
-    if (sub.flags & REMOVED) return;
-    sub.flags |= REMOVED;
-    const subs = sub.channel.subs;
-    const last = subs.pop()!;
-    if (last !== sub) {
-      subs[sub.index] = last;
-      last.index = sub.index;
+  /** Takes a subscription out of its channel (swap-remove) and frees its id; nothing of it is written. */
+  #detach(conn: Connection, sid: number, channel: Channel): void {
+    const subs = channel.subs;
+    const at = this.#positions[sid]!;
+    const lastConn = subs.pop()!;
+    const lastSid = subs.pop()!;
+    if (lastSid !== sid) {
+      subs[at] = lastSid;
+      subs[at + 1] = lastConn;
+      this.#positions[lastSid] = at;
     }
-    if (subs.length === 0) this.#channels.delete(sub.channel.id);
+    if (subs.length === 0 && this.#channels.get(channel.id) === channel) this.#channels.delete(channel.id);
+    if (this.#flags[sid]! & SNAPSHOT) conn.snapshots?.delete(sid);
+    this.#flags[sid] = 0;
+    this.#freeSids.push(sid);
+  }
+
+  #takeSid(): number {
+    const free = this.#freeSids.pop();
+    if (free !== undefined) return free;
+    const sid = this.#nextSid++;
+    if (sid >= this.#flags.length) {
+      const grown = new Uint8Array(this.#flags.length * 2);
+      grown.set(this.#flags);
+      this.#flags = grown;
+    }
+    return sid;
+  }
+
+  #takeIndex(): number {
+    const free = this.#freeIndexes.pop();
+    if (free !== undefined) return free;
+    const index = this.#byIndex.length;
+    this.#byIndex.push(undefined);
+    if (index >= this.#inDirty.length) {
+      const grown = new Uint8Array(this.#inDirty.length * 2);
+      grown.set(this.#inDirty);
+      this.#inDirty = grown;
+    }
+    return index;
+  }
+
+  #releaseIndex(conn: Connection): void {
+    if (this.#byIndex[conn.index] !== conn) return;
+    this.#byIndex[conn.index] = undefined;
+    this.#freeIndexes.push(conn.index);
   }
 
   #close(conn: Connection, code: number, reason: string): void {
@@ -458,87 +556,161 @@ export class StreamHub {
     this.#latest.set(id, update);
     const channel = this.#channels.get(id);
     if (!channel) return;
-    channel.head = updateHead(update);
-    const subs = channel.subs;
-    for (let i = 0; i < subs.length; i++) {
-      const sub = subs[i]!;
-      // A newer update replaces a snapshot still waiting to be written.
-      if (sub.conn.snapshots !== null) sub.conn.snapshots.delete(sub);
-      this.#enqueue(sub);
+    // Fanned out at the next flush, once per channel however many updates came before it: the
+    // busier the stream, the less work per update.
+    if (channel.next !== null) {
+      this.#stats.updatesConflated += channel.subs.length >> 1;
+    } else {
+      this.#changed.push(channel);
+      if (!this.#flushScheduled) this.#scheduleFlush();
     }
+    channel.next = update;
+  }
+
+  /** An update serialized up to its seq (see Channel.head). */
+  #head(update: QuoteUpdate): Buffer {
+    const head = updateHead(update);
+    if (head.length > this.#longestHead) this.#longestHead = head.length;
+    return head;
+  }
+
+  /** Serializes a changed channel's update once and queues it for every subscriber. */
+  #fanOut(channel: Channel): void {
+    const update = channel.next;
+    if (update === null) return;
+    channel.next = null;
+    channel.head = this.#head(update);
+    const subs = channel.subs;
+    const flags = this.#flags;
+    const inDirty = this.#inDirty;
+    let conflated = 0;
+    for (let i = 0; i < subs.length; i += 2) {
+      const sid = subs[i]!;
+      const f = flags[sid]!;
+      if (f & QUEUED) {
+        // Still waiting (a backed-up socket, or a snapshot just queued): the newer head replaces it.
+        conflated++;
+        if (f & SNAPSHOT) {
+          flags[sid] = QUEUED;
+          this.#byIndex[subs[i + 1]!]!.snapshots?.delete(sid);
+        }
+        continue;
+      }
+      flags[sid] = QUEUED;
+      const index = subs[i + 1]!;
+      if (inDirty[index] === 0) {
+        inDirty[index] = 1;
+        this.#dirty.push(this.#byIndex[index]!);
+      }
+    }
+    this.#stats.updatesConflated += conflated;
   }
 
   /** Queues a subscription's update for its connection's next write (at most once: latest wins). */
-  #enqueue(sub: Subscription): void {
-    if (sub.flags & QUEUED) {
+  #enqueue(conn: Connection, sid: number): void {
+    const f = this.#flags[sid]!;
+    if (f & QUEUED) {
       this.#stats.updatesConflated++;
       return;
     }
-    sub.flags |= QUEUED;
-    const conn = sub.conn;
-    conn.pending.push(sub);
-    if (!conn.queued) {
-      conn.queued = true;
+    this.#flags[sid] = f | QUEUED;
+    if (this.#inDirty[conn.index] === 0) {
+      this.#inDirty[conn.index] = 1;
       this.#dirty.push(conn);
-      if (!this.#flushScheduled) {
-        this.#flushScheduled = true;
-        if (this.#options.flushIntervalMs > 0) setTimeout(() => this.#flush(), this.#options.flushIntervalMs);
-        else setImmediate(() => this.#flush());
-      }
+      if (!this.#flushScheduled) this.#scheduleFlush();
     }
   }
+
+  /**
+   * The next flush: on the next turn of the event loop if the last one started at least
+   * `flushIntervalMs` ago, else when that much time has passed. So a quiet stream writes an update
+   * at once, a busy one at most once per interval per connection, and an overloaded one (a flush
+   * longer than the interval) flushes back to back with no idle wait in between.
+   */
+  #scheduleFlush(): void {
+    this.#flushScheduled = true;
+    const wait = this.#lastFlush + this.#options.flushIntervalMs - performance.now();
+    if (wait >= 1) setTimeout(this.#flushNow, wait);
+    else setImmediate(this.#flushNow);
+  }
+
+  readonly #flushNow = () => this.#flush();
 
   #flush(): void {
+    this.#lastFlush = performance.now();
     this.#flushScheduled = false;
+    const changed = this.#changed;
+    this.#changed = [];
+    for (let i = 0; i < changed.length; i++) this.#fanOut(changed[i]!);
     const dirty = this.#dirty;
     this.#dirty = [];
-    for (const conn of dirty) {
-      conn.queued = false;
-      this.#write(conn);
+    for (let i = 0; i < dirty.length; i++) {
+      const conn = dirty[i]!;
+      this.#inDirty[conn.index] = 0;
+      if (conn.released) this.#releaseIndex(conn);
+      else this.#write(conn);
     }
   }
 
-  /** Writes a connection's pending updates as one buffer of frames, unless its socket is backed up. */
+  /** Writes a connection's queued updates as one buffer of frames, unless its socket is backed up. */
   #write(conn: Connection): void {
-    const pending = conn.pending;
-    if (conn.closed || pending.length === 0) return;
-    if (conn.ws.readyState !== WebSocket.OPEN) return;
+    if (conn.closed || conn.ws.readyState !== WebSocket.OPEN) return;
     const buffered = conn.socket.writableLength;
     if (buffered > this.#options.softBufferBytes) {
       this.#stall(conn, buffered);
       return;
     }
     conn.stalledSince = 0;
-    let total = 0;
-    let seq = conn.seq;
-    let count = 0;
+    const sids = conn.sids;
+    const flags = this.#flags;
+    let queued = 0;
+    for (let slot = 0; slot < sids.length; slot++) queued += flags[sids[slot]!]! & QUEUED;
+    if (queued === 0) return;
+    // Room for every frame: a bound from the longest head seen, so the frames take one pass.
+    const slab = this.#room(queued * (this.#longestHead + SEQ_FRAME_SLACK));
+    const start = this.#slabOffset;
+    const channels = conn.channels;
     const snapshots = conn.snapshots;
-    for (const sub of pending) {
-      const head = snapshots?.get(sub) ?? sub.channel.head;
-      if (sub.flags & REMOVED || !head) continue;
-      const length = head.length + digits(++seq) + 1;
-      total += headerLength(length) + length;
+    let offset = start;
+    let seq = conn.seq;
+    for (let slot = 0; slot < sids.length; slot++) {
+      const sid = sids[slot]!;
+      const f = flags[sid]!;
+      if ((f & QUEUED) === 0) continue;
+      flags[sid] = 0;
+      const head = f & SNAPSHOT ? snapshots?.get(sid) : channels[slot]!.head;
+      if (head) offset = writeSeqFrame(slab, offset, head, ++seq);
     }
-    const out = Buffer.allocUnsafe(total);
-    let offset = 0;
-    seq = conn.seq;
-    for (const sub of pending) {
-      sub.flags &= ~QUEUED;
-      const head = snapshots?.get(sub) ?? sub.channel.head;
-      if (sub.flags & REMOVED || !head) continue;
-      const seqText = String(++seq);
-      const length = head.length + seqText.length + 1;
-      offset = writeHeader(out, offset, length);
-      offset += head.copy(out, offset);
-      offset += out.write(seqText, offset, "latin1");
-      out[offset++] = CLOSE_BRACE;
-      count++;
-    }
-    pending.length = 0;
+    // Every queued subscription was written, snapshots included.
     conn.snapshots = null;
+    const count = seq - conn.seq;
     conn.seq = seq;
+    if (count === 0) return;
     this.#stats.messagesSent += count;
-    if (count > 0) conn.socket.write(out);
+    if (buffered > 0) {
+      // Queued behind earlier bytes: a copy of its own, so the queue holds only its bytes.
+      conn.socket.write(Buffer.from(slab.subarray(start, offset)));
+      return;
+    }
+    const end = (offset + 7) & ~7;
+    this.#slabOffset = end;
+    conn.socket.write(slab.subarray(start, offset));
+    // A TCP socket with nothing left queued has handed every byte to the kernel and holds no
+    // reference to them: the room is reused for the next connection (hot in cache, no allocation).
+    // Otherwise the bytes wait in the socket's queue and the room stays theirs; a slow client's
+    // later writes are copies (above), so it never pins more than this one slab.
+    if (conn.kernelWrites && conn.socket.writableLength === 0 && this.#slabOffset === end) {
+      this.#slabOffset = start;
+    }
+  }
+
+  /** The current slab with at least `bytes` free from `#slabOffset` (a fresh one if needed). */
+  #room(bytes: number): Buffer {
+    if (this.#slab.length - this.#slabOffset < bytes) {
+      this.#slab = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bytes));
+      this.#slabOffset = 0;
+    }
+    return this.#slab;
   }
 
   #stall(conn: Connection, buffered: number): void {
