@@ -8,21 +8,35 @@
  * caller read, so a fill racing a cancel (or two instances applying the same trade) cannot both win.
  */
 import type { Outbox } from "../events/outbox";
+import type { EventPayload, EventType } from "../events/types";
+import { AppError } from "../http/errors";
 import type { DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import { buyLock, costOfSlice, type FeeModel, notional } from "../portfolio/ledger";
 import {
+  addToPosition,
   adjustBalance,
+  findBalance,
   findPositionByKey,
   insertPosition,
   type PositionRow,
+  positionIdByKey,
   releaseReservation,
+  reserveByKey,
   updatePosition,
 } from "../portfolio/repo";
 import { MICROS } from "../venues/decimal";
 import type { Resolution, VenueId } from "../venues/model";
 import * as events from "./events";
-import { insertFill, type OrderRow, type Owner, updateOrderIf } from "./repo";
+import {
+  type FillRow,
+  insertFill,
+  insertNewFills,
+  insertOrder,
+  type OrderRow,
+  type Owner,
+  updateOrderIf,
+} from "./repo";
 
 /** Why a fill happened, stored with it so every fill can be explained. Prices and sizes as numbers. */
 export type FillCause =
@@ -145,6 +159,7 @@ export async function applyFill(
       };
       await insertPosition(trx, position);
     } else {
+      const before: PositionRow = position;
       position = {
         ...position,
         size: position.size + size,
@@ -155,7 +170,7 @@ export async function applyFill(
         ...(wasEmpty ? { opened_at: ctx.nowIso } : {}),
         updated_at: ctx.nowIso,
       };
-      await updatePosition(trx, position.id, position);
+      await updatePosition(trx, position.id, changedColumns(before, position));
     }
   } else {
     // A sell always has its contracts reserved (orders/service checks), so the position exists.
@@ -170,6 +185,7 @@ export async function applyFill(
     );
     const remaining = position.size - size;
     closed = remaining === 0;
+    const before: PositionRow = position;
     position = {
       ...position,
       size: remaining,
@@ -181,7 +197,7 @@ export async function applyFill(
       closed_at: closed ? ctx.nowIso : null,
       updated_at: ctx.nowIso,
     };
-    await updatePosition(trx, position.id, position);
+    await updatePosition(trx, position.id, changedColumns(before, position));
   }
 
   const updated: OrderRow = {
@@ -230,6 +246,226 @@ export async function applyFill(
     });
   }
   return updated;
+}
+
+/**
+ * A new order with the fills it gets at once (a sandbox placement walking the real book), and its
+ * cancellation when the unfilled rest may not rest (IOC, FOK, market). The outcome is the same state,
+ * balance, fills and events, in the same order, as inserting the order open (locking a buy's
+ * collateral only if that much is available, reserving a sell's contracts only if held), then
+ * running `applyFill` for each fill and `cancelOrderRow` for the rest. It is computed in memory first
+ * and written with one statement per table: the balance (guarded as the lock was), the position,
+ * the order in its final state, its fills, and the events. Throws INSUFFICIENT_BALANCE or
+ * INSUFFICIENT_POSITION; the caller's transaction (or savepoint) then undoes what was written.
+ */
+export async function openOrder(
+  trx: DbOrTrx,
+  ctx: Bookkeeping,
+  draft: OrderRow,
+  fills: readonly FillInput[],
+  restReason: string | null,
+  fees: FeeModel,
+): Promise<OrderRow> {
+  const owner = ownerOf(draft);
+  const buy = draft.side === "buy";
+  let row: OrderRow = { ...draft, locked: buy ? buyLock(fees, draft.price, draft.amount) : 0 };
+  // A sell's contracts are promised first: what the fills take from the position depends on it.
+  const held = buy
+    ? undefined
+    : await reserveByKey(trx, owner, row.market_id, row.outcome, row.amount, ctx.nowIso);
+  if (!buy) {
+    if (!held) {
+      const found = await findPositionByKey(trx, owner, row.market_id, row.outcome);
+      throw new AppError("INSUFFICIENT_POSITION", undefined, {
+        outcome: row.outcome,
+        amount: row.amount / MICROS,
+        held: (found?.size ?? 0) / MICROS,
+        reserved: (found?.reserved ?? 0) / MICROS,
+      });
+    }
+    row.position_id = held.id;
+  }
+  const lock = row.locked;
+  const created = events.orderCreated(row);
+  const balance = { available: -lock, locked: lock, fees: 0, realizedPnl: 0 };
+
+  // The fills, one after another, in memory.
+  interface Step {
+    size: number;
+    price: number;
+    value: number;
+    row: OrderRow;
+    /** A sell that emptied the position: the position as that fill left it. */
+    closed: PositionRow | undefined;
+  }
+  const steps: Step[] = [];
+  const fillRows: FillRow[] = [];
+  let position = held;
+  const bought = { size: 0, cost: 0, fees: 0 };
+  for (const fill of fills) {
+    const size = Math.min(fill.size, row.amount - row.filled_amount);
+    if (size <= 0 || row.status === "cancelled" || row.status === "filled") continue;
+    fillRows.push({
+      id: newId("fil"),
+      order_id: row.id,
+      account_id: row.account_id,
+      environment: row.environment,
+      market_id: row.market_id,
+      outcome: row.outcome,
+      side: row.side,
+      price: fill.price,
+      size,
+      fee: fill.fee,
+      liquidity: fill.liquidity,
+      cause: JSON.stringify(fill.cause),
+      cause_key: fill.causeKey,
+      created_at: ctx.nowIso,
+    });
+    const filled = row.filled_amount + size;
+    const value = notional(fill.price, size);
+    let lockedAfter = row.locked;
+    let closed: PositionRow | undefined;
+    if (buy) {
+      lockedAfter = buyLock(fees, row.price, row.amount - filled);
+      const release = row.locked - lockedAfter;
+      balance.available += release - value - fill.fee;
+      balance.locked -= release;
+      balance.fees += fill.fee;
+      bought.size += size;
+      bought.cost += value;
+      bought.fees += fill.fee;
+    } else {
+      const current = position!;
+      const removed = costOfSlice(current.cost_basis, current.size, size);
+      const realized = value - removed;
+      balance.available += value - fill.fee;
+      balance.fees += fill.fee;
+      balance.realizedPnl += realized;
+      const remaining = current.size - size;
+      position = {
+        ...current,
+        size: remaining,
+        reserved: Math.max(0, current.reserved - size),
+        cost_basis: current.cost_basis - removed,
+        realized_pnl: current.realized_pnl + realized,
+        fees: current.fees + fill.fee,
+        status: remaining === 0 ? "closed" : "open",
+        closed_at: remaining === 0 ? ctx.nowIso : null,
+        updated_at: ctx.nowIso,
+      };
+      if (remaining === 0) closed = position;
+    }
+    row = {
+      ...row,
+      filled_amount: filled,
+      filled_notional: row.filled_notional + value,
+      fees: row.fees + fill.fee,
+      locked: lockedAfter,
+      status: filled >= row.amount ? "filled" : row.status === "pending" ? "open" : row.status,
+      updated_at: ctx.nowIso,
+    };
+    steps.push({ size, price: fill.price, value, row, closed });
+  }
+
+  // What may not rest is cancelled: a buy's remaining collateral and a sell's promised contracts go back.
+  let cancelReason: string | undefined;
+  if (restReason !== null && (row.status === "open" || row.status === "pending")) {
+    cancelReason = restReason;
+    if (buy) {
+      balance.available += row.locked;
+      balance.locked -= row.locked;
+    } else {
+      const rest = row.amount - row.filled_amount;
+      if (rest > 0) position = { ...position!, reserved: position!.reserved - rest, updated_at: ctx.nowIso };
+    }
+    row = {
+      ...row,
+      status: "cancelled",
+      cancel_reason: restReason,
+      locked: 0,
+      cancelled_at: ctx.nowIso,
+      updated_at: ctx.nowIso,
+    };
+  }
+
+  // The writes: the balance (a buy only if its collateral is available, as the lock requires) and
+  // the position first (the order's position id may come from it), then the order in its final
+  // state, its fills, and the events in the order they happened.
+  if (buy) {
+    if (!(await adjustBalance(trx, owner, balance, ctx.nowIso, lock))) {
+      const found = await findBalance(trx, owner);
+      throw new AppError("INSUFFICIENT_BALANCE", undefined, {
+        required: lock / MICROS,
+        available: (found?.available ?? 0) / MICROS,
+      });
+    }
+  } else if (steps.length > 0) {
+    await adjustBalance(trx, owner, balance, ctx.nowIso);
+  }
+  let opened: PositionRow | undefined;
+  if (buy && bought.size > 0) {
+    const after = await addToPosition(
+      trx,
+      owner,
+      { newId: draft.position_id, marketId: row.market_id, outcome: row.outcome, ...bought },
+      ctx.nowIso,
+    );
+    row.position_id = after.id;
+    if (after.size === bought.size) {
+      // Empty before the first fill: the position opened with that fill.
+      const first = steps[0]!;
+      opened = { ...after, size: first.size, cost_basis: after.cost_basis - bought.cost + first.value };
+    }
+  } else if (buy) {
+    row.position_id = (await positionIdByKey(trx, owner, row.market_id, row.outcome)) ?? draft.position_id;
+  } else if (position !== held) {
+    await updatePosition(trx, held!.id, changedColumns(held!, position!));
+  }
+  await insertOrder(trx, row);
+  await insertNewFills(trx, fillRows);
+
+  const { outbox } = ctx;
+  await recordFor(trx, outbox, owner, "order.created", created);
+  for (const [index, step] of steps.entries()) {
+    if (index === 0 && opened)
+      await recordFor(trx, outbox, owner, "position.opened", events.positionOpened(opened, ctx.title));
+    const after = { ...step.row, position_id: row.position_id };
+    if (after.status === "filled")
+      await recordFor(trx, outbox, owner, "order.filled", events.orderFilled(after));
+    else
+      await recordFor(
+        trx,
+        outbox,
+        owner,
+        "order.partially_filled",
+        events.orderPartiallyFilled(after, { size: step.size, price: step.price }),
+      );
+    if (step.closed)
+      await recordFor(trx, outbox, owner, "position.closed", events.positionClosed(step.closed, ctx.title));
+  }
+  if (cancelReason !== undefined)
+    await recordFor(trx, outbox, owner, "order.cancelled", events.orderCancelled(row, cancelReason));
+  return row;
+}
+
+/** Records an owner's event in the caller's transaction. */
+function recordFor<T extends EventType>(
+  trx: DbOrTrx,
+  outbox: Outbox,
+  owner: Owner,
+  type: T,
+  data: EventPayload<T>,
+): Promise<unknown> {
+  return outbox.record(trx, { type, data, accountId: owner.accountId, environment: owner.environment });
+}
+
+/** The columns of `after` that differ from `before` (what an update needs to write). */
+function changedColumns<T extends object>(before: T, after: T): Partial<T> {
+  const changes: Partial<T> = {};
+  for (const column of Object.keys(after) as Array<keyof T>) {
+    if (after[column] !== before[column]) changes[column] = after[column];
+  }
+  return changes;
 }
 
 /** Thrown inside a transaction when an order changed underneath; the transaction rolls back. */
@@ -308,7 +544,7 @@ export async function settlePosition(
     closed_at: ctx.nowIso,
     updated_at: ctx.nowIso,
   };
-  await updatePosition(trx, position.id, settled);
+  await updatePosition(trx, position.id, changedColumns(position, settled));
   await ctx.outbox.record(trx, {
     type: "position.resolved",
     data: {

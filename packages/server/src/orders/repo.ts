@@ -1,10 +1,12 @@
 /** Order rows: the only SQL over `orders` and `fills`. */
 import type { Selectable } from "kysely";
-import type { FillsTable, OrdersTable } from "../infra/db/schema";
+import { MultiRowStatement, Statement } from "../infra/db/prepared";
+import type { FillsTable, IdempotencyKeysTable, OrdersTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
 export type OrderRow = Selectable<OrdersTable>;
 export type FillRow = Selectable<FillsTable>;
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 
 export const ORDER_STATUSES = ["open", "pending", "filled", "cancelled"] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -21,8 +23,45 @@ export interface OrderFilter {
   side?: "buy" | "sell";
 }
 
+/** Every column of `orders`, in the order the insert binds them. */
+const ORDER_COLUMNS = [
+  "id",
+  "account_id",
+  "environment",
+  "market_id",
+  "venue",
+  "side",
+  "outcome",
+  "type",
+  "time_in_force",
+  "price",
+  "max_slippage_ppm",
+  "amount",
+  "filled_amount",
+  "filled_notional",
+  "fees",
+  "locked",
+  "queue_ahead",
+  "status",
+  "cancel_reason",
+  "client_order_id",
+  "venue_order_id",
+  "position_id",
+  "expires_at",
+  "created_at",
+  "updated_at",
+  "cancelled_at",
+] as const satisfies ReadonlyArray<keyof OrderRow>;
+
+const insertOrderSql = new Statement(
+  `insert into orders (${ORDER_COLUMNS.join(", ")}) values (${ORDER_COLUMNS.map(() => "?").join(", ")})`,
+);
+
 export async function insertOrder(db: DbOrTrx, row: OrderRow): Promise<void> {
-  await db.insertInto("orders").values(row).execute();
+  await insertOrderSql.run(
+    db,
+    ORDER_COLUMNS.map((column) => row[column]),
+  );
 }
 
 export async function findOrder(db: DbOrTrx, owner: Owner, id: string): Promise<OrderRow | undefined> {
@@ -91,9 +130,17 @@ export async function updateOrderIf(
   expected: OrderRow,
   changes: Partial<OrderRow>,
 ): Promise<boolean> {
+  // Only the columns that change: rewriting the rest (ids, indexed columns) costs index updates for
+  // nothing, and would put back stale values of columns this caller did not mean to touch.
+  const set: Partial<OrderRow> = {};
+  for (const column of Object.keys(changes) as Array<keyof OrderRow>) {
+    if (changes[column] !== expected[column]) (set as Record<string, unknown>)[column] = changes[column];
+  }
+  // Nothing to change: still run the fenced statement, so the answer says whether the row is as read.
+  if (Object.keys(set).length === 0) set.status = expected.status;
   const result = await db
     .updateTable("orders")
-    .set(changes)
+    .set(set)
     .where("id", "=", expected.id)
     .where("status", "=", expected.status)
     .where("filled_amount", "=", expected.filled_amount)
@@ -109,6 +156,42 @@ export async function insertFill(db: DbOrTrx, row: FillRow): Promise<boolean> {
     .onConflict((oc) => oc.columns(["order_id", "cause_key"]).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+const insertFillsSql = new MultiRowStatement(
+  "insert into fills (id, order_id, account_id, environment, market_id, outcome, side, price, size, fee, " +
+    "liquidity, cause, cause_key, created_at) values ",
+  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+);
+
+/** Inserts the fills of a new order in one statement (a new order cannot have applied them before). */
+export async function insertNewFills(db: DbOrTrx, rows: readonly FillRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  // Far below either store's limit on bound parameters (an order rarely walks more than a few levels).
+  if (rows.length > 200) {
+    for (let i = 0; i < rows.length; i += 200) await insertNewFills(db, rows.slice(i, i + 200));
+    return;
+  }
+  const parameters: unknown[] = [];
+  for (const r of rows) {
+    parameters.push(
+      r.id,
+      r.order_id,
+      r.account_id,
+      r.environment,
+      r.market_id,
+      r.outcome,
+      r.side,
+      r.price,
+      r.size,
+      r.fee,
+      r.liquidity,
+      r.cause,
+      r.cause_key,
+      r.created_at,
+    );
+  }
+  await insertFillsSql.forRows(rows.length).run(db, parameters);
 }
 
 export async function fillsOf(db: DbOrTrx, orderId: string): Promise<FillRow[]> {
@@ -225,4 +308,73 @@ export async function liveOpenOrderCount(db: DbOrTrx, accountId: string, venue: 
     .where("status", "in", ["open", "pending"])
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+// --- idempotency keys ------------------------------------------------------------------------------
+
+const idempotencyKeySql = new Statement<IdempotencyKeyRow>(
+  'select * from idempotency_keys where account_id = ? and environment = ? and "key" = ?',
+);
+const claimIdempotencyKeySql = new Statement(
+  'insert into idempotency_keys (account_id, environment, "key", request_hash, status_code, response, ' +
+    'created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, environment, "key") do update ' +
+    "set request_hash = excluded.request_hash, status_code = excluded.status_code, response = excluded.response, " +
+    "created_at = excluded.created_at, expires_at = excluded.expires_at " +
+    "where idempotency_keys.expires_at <= excluded.created_at",
+);
+const keepIdempotentResponseSql = new Statement(
+  'update idempotency_keys set response = ? where account_id = ? and environment = ? and "key" = ?',
+);
+const deleteIdempotencyKeySql = new Statement(
+  'delete from idempotency_keys where account_id = ? and environment = ? and "key" = ?',
+);
+
+export async function findIdempotencyKey(
+  db: DbOrTrx,
+  owner: Owner,
+  key: string,
+): Promise<IdempotencyKeyRow | undefined> {
+  return idempotencyKeySql.first(db, [owner.accountId, owner.environment, key]);
+}
+
+/**
+ * Claims a key with the response it replays (taking over a key whose 24 hours are over); false
+ * when it is claimed already (by an earlier placement or a concurrent twin).
+ */
+export async function claimIdempotencyKey(
+  db: DbOrTrx,
+  owner: Owner,
+  claim: {
+    key: string;
+    requestHash: string;
+    statusCode: number;
+    response: string;
+    createdAt: string;
+    expiresAt: string;
+  },
+): Promise<boolean> {
+  const inserted = await claimIdempotencyKeySql.changes(db, [
+    owner.accountId,
+    owner.environment,
+    claim.key,
+    claim.requestHash,
+    claim.statusCode,
+    claim.response,
+    claim.createdAt,
+    claim.expiresAt,
+  ]);
+  return inserted === 1;
+}
+
+export async function keepIdempotentResponse(
+  db: DbOrTrx,
+  owner: Owner,
+  key: string,
+  response: string,
+): Promise<void> {
+  await keepIdempotentResponseSql.run(db, [response, owner.accountId, owner.environment, key]);
+}
+
+export async function deleteIdempotencyKey(db: DbOrTrx, owner: Owner, key: string): Promise<void> {
+  await deleteIdempotencyKeySql.run(db, [owner.accountId, owner.environment, key]);
 }

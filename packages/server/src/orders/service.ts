@@ -11,14 +11,13 @@ import { type Clock, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
-import { buyLock } from "../portfolio/ledger";
-import { adjustBalance, findPositionByKey, openPositionsOnMarket, reservePosition } from "../portfolio/repo";
+import { openPositionsOnMarket, positionIdByKey } from "../portfolio/repo";
 import type { SandboxExchange } from "../sandbox/exchange";
 import type { SandboxAccounts } from "../sandbox/service";
 import { MICROS, parseMicros } from "../venues/decimal";
 import type { OrderBook, VenueId } from "../venues/model";
 import type { Venue } from "../venues/venue";
-import { applyFill, cancelOrderRow, FenceError, feeModelOf, settlePosition } from "./bookkeeping";
+import { cancelOrderRow, FenceError, feeModelOf, openOrder, settlePosition } from "./bookkeeping";
 import { orderCreated } from "./events";
 import { settledMarketsWithExposure, type TradableMarket, tradableMarket } from "./markets";
 import type { OrderRow, Owner } from "./repo";
@@ -116,19 +115,25 @@ export class OrdersService {
     const key =
       idempotencyKey ?? (input.client_order_id ? `client_order_id:${input.client_order_id}` : undefined);
     const hash = key ? requestHash(input) : "";
-    if (key) {
+    const sandbox = owner.environment === "sandbox";
+    // A live order reaches the venue before its key is claimed, so a live retry must be recognised
+    // first. A sandbox placement claims its key in the transaction that writes it, and only a
+    // placement that could not go ahead (its key claimed already, or refused) looks for a first
+    // response: the common case, a new key, costs no lookup.
+    if (key && !sandbox) {
       const replay = await this.#replay(owner, key, hash);
       if (replay) return replay;
     }
-    const { market, order } = await this.#validate(owner, input);
     try {
-      const placed =
-        owner.environment === "sandbox"
-          ? await this.#placeSandbox(owner, order, market, input, key, hash)
-          : await this.#placeLive(owner, order, market, key, hash);
+      const { market, order } = await this.#validate(owner, input);
+      const placed = sandbox
+        ? await this.#placeSandbox(owner, order, market, input, key, hash)
+        : await this.#placeLive(owner, order, market, key, hash);
       return { statusCode: 201, order: placed, replayed: false };
     } catch (error) {
-      if (error instanceof IdempotencyRace && key) {
+      // A retry gets the first response (or IDEMPOTENCY_KEY_REUSED for another body) whatever
+      // would refuse it now: the market closed, the cash it used is gone, the key is taken.
+      if (key && (sandbox || error instanceof IdempotencyRace)) {
         const replay = await this.#replay(owner, key, hash);
         if (replay) return replay;
       }
@@ -137,21 +142,10 @@ export class OrdersService {
   }
 
   async #replay(owner: Owner, key: string, hash: string): Promise<PlacementResult | undefined> {
-    const row = await this.deps.db
-      .selectFrom("idempotency_keys")
-      .selectAll()
-      .where("account_id", "=", owner.accountId)
-      .where("environment", "=", owner.environment)
-      .where("key", "=", key)
-      .executeTakeFirst();
+    const row = await repo.findIdempotencyKey(this.deps.db, owner, key);
     if (!row) return undefined;
     if (row.expires_at <= isoNow(this.deps.clock)) {
-      await this.deps.db
-        .deleteFrom("idempotency_keys")
-        .where("account_id", "=", owner.accountId)
-        .where("environment", "=", owner.environment)
-        .where("key", "=", key)
-        .execute();
+      await repo.deleteIdempotencyKey(this.deps.db, owner, key);
       return undefined;
     }
     if (row.request_hash !== hash) {
@@ -168,37 +162,29 @@ export class OrdersService {
     return { statusCode: row.status_code, order: JSON.parse(row.response) as OrderRow, replayed: true };
   }
 
-  /** Claims the key inside the placement's transaction; a concurrent twin makes this throw. */
-  async #claimKey(trx: DbOrTrx, owner: Owner, key: string | undefined, hash: string) {
+  /**
+   * Claims the key inside the placement's transaction, with the response a retry replays; a
+   * concurrent twin that claimed it first makes this throw, and the placement's transaction (or
+   * savepoint) rolls back.
+   */
+  async #claimKey(trx: DbOrTrx, owner: Owner, key: string | undefined, hash: string, order: OrderRow) {
     if (!key) return;
     const now = this.deps.clock.now();
-    const result = await trx
-      .insertInto("idempotency_keys")
-      .values({
-        account_id: owner.accountId,
-        environment: owner.environment,
-        key,
-        request_hash: hash,
-        status_code: 201,
-        response: "",
-        created_at: new Date(now).toISOString(),
-        expires_at: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
-      })
-      .onConflict((oc) => oc.columns(["account_id", "environment", "key"]).doNothing())
-      .executeTakeFirst();
-    if (Number(result.numInsertedOrUpdatedRows ?? 0) !== 1) throw new IdempotencyRace();
+    const claimed = await repo.claimIdempotencyKey(trx, owner, {
+      key,
+      requestHash: hash,
+      statusCode: 201,
+      response: JSON.stringify(order),
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
+    });
+    if (!claimed) throw new IdempotencyRace();
   }
 
   /** Stores the response a claimed key replays, in the placement's transaction. */
   async #keepResponse(trx: DbOrTrx, owner: Owner, key: string | undefined, order: OrderRow) {
     if (!key) return;
-    await trx
-      .updateTable("idempotency_keys")
-      .set({ response: JSON.stringify(order) })
-      .where("account_id", "=", owner.accountId)
-      .where("environment", "=", owner.environment)
-      .where("key", "=", key)
-      .execute();
+    await repo.keepIdempotentResponse(trx, owner, key, JSON.stringify(order));
   }
 
   async #validate(
@@ -274,7 +260,6 @@ export class OrdersService {
       });
 
     const now = isoNow(this.deps.clock);
-    const existing = await findPositionByKey(this.deps.db, owner, market.id, outcome);
     const order: OrderRow = {
       id: newId("ord"),
       account_id: owner.accountId,
@@ -298,7 +283,8 @@ export class OrdersService {
       cancel_reason: null,
       client_order_id: input.client_order_id ?? null,
       venue_order_id: null,
-      position_id: existing?.id ?? newId("pos"),
+      // The position's id if it has one (found when the placement is written), else the one it gets.
+      position_id: newId("pos"),
       expires_at: expiresAt,
       created_at: now,
       updated_at: now,
@@ -363,60 +349,14 @@ export class OrdersService {
       book,
     );
     order.queue_ahead = plan.queueAhead;
-    const nowIso = isoNow(clock);
+    const ctx = { outbox, nowIso: isoNow(clock), title: market.title };
+    const fills = plan.fills.map((fill) => ({ ...fill, liquidity: "taker" as const }));
     try {
+      // Group commit: this placement shares a transaction (in its own savepoint) with the others
+      // that arrived in the same turn; it resolves only once that transaction has committed.
       order = await this.#batcher.run(async (trx) => {
-        await this.#claimKey(trx, owner, key, hash);
-        let row: OrderRow = { ...order };
-        if (row.side === "buy") {
-          row.locked = buyLock(fees, row.price, row.amount);
-          const ok = await adjustBalance(
-            trx,
-            owner,
-            { available: -row.locked, locked: row.locked },
-            nowIso,
-            row.locked,
-          );
-          if (!ok) {
-            const balance = await trx
-              .selectFrom("balances")
-              .select("available")
-              .where("account_id", "=", owner.accountId)
-              .where("environment", "=", owner.environment)
-              .executeTakeFirst();
-            throw new AppError("INSUFFICIENT_BALANCE", undefined, {
-              required: row.locked / MICROS,
-              available: (balance?.available ?? 0) / MICROS,
-            });
-          }
-        } else {
-          const held = await findPositionByKey(trx, owner, market.id, row.outcome);
-          const ok = held ? await reservePosition(trx, held.id, row.amount, nowIso) : false;
-          if (!ok)
-            throw new AppError("INSUFFICIENT_POSITION", undefined, {
-              outcome: row.outcome,
-              amount: row.amount / MICROS,
-              held: (held?.size ?? 0) / MICROS,
-              reserved: (held?.reserved ?? 0) / MICROS,
-            });
-          row.position_id = held!.id;
-        }
-        await repo.insertOrder(trx, row);
-        await outbox.record(trx, {
-          type: "order.created",
-          data: orderCreated(row),
-          accountId: owner.accountId,
-          environment: owner.environment,
-        });
-        const ctx = { outbox, nowIso, title: market.title };
-        for (const fill of plan.fills) {
-          const next = await applyFill(trx, ctx, row, { ...fill, liquidity: "taker" }, fees);
-          if (next) row = next;
-        }
-        if (plan.restReason && row.status === "open") {
-          row = (await cancelOrderRow(trx, { outbox, nowIso }, row, plan.restReason)) ?? row;
-        }
-        await this.#keepResponse(trx, owner, key, row);
+        const row = await openOrder(trx, ctx, order, fills, plan.restReason, fees);
+        await this.#claimKey(trx, owner, key, hash, row);
         return row;
       });
     } catch (error) {
@@ -436,6 +376,8 @@ export class OrdersService {
   ): Promise<OrderRow> {
     const live = this.deps.live;
     if (!live) throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
+    const positionId = await positionIdByKey(this.deps.db, owner, market.id, order.outcome);
+    if (positionId) order = { ...order, position_id: positionId };
     if (order.type === "market") {
       // The venue gets the sandbox's bound as the worst price; with nothing on the side the order
       // takes, the price stays 0 and the router cancels it unfilled, as the sandbox does.
@@ -449,14 +391,13 @@ export class OrdersService {
     }
     try {
       const placed = await live.place(owner, order, market, async (trx, row) => {
-        await this.#claimKey(trx, owner, key, hash);
+        await this.#claimKey(trx, owner, key, hash, row);
         await this.deps.outbox.record(trx, {
           type: "order.created",
           data: orderCreated(row),
           accountId: owner.accountId,
           environment: owner.environment,
         });
-        await this.#keepResponse(trx, owner, key, row);
       });
       // A retry replays the order as this response shows it (acknowledged by the venue, its first
       // fills applied), not the pending row the first transaction stored.
@@ -466,12 +407,7 @@ export class OrdersService {
       // The venue refused it, so nothing was placed: free the key and let a retry try again (after,
       // say, funding the venue account). A 503 keeps it: that order may exist at the venue.
       if (key && error instanceof AppError && error.code === "VENUE_REJECTED") {
-        await this.deps.db
-          .deleteFrom("idempotency_keys")
-          .where("account_id", "=", owner.accountId)
-          .where("environment", "=", owner.environment)
-          .where("key", "=", key)
-          .execute();
+        await repo.deleteIdempotencyKey(this.deps.db, owner, key);
       }
       throw error;
     }

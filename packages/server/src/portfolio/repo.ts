@@ -1,6 +1,7 @@
 /** Balances, positions and transfers: the only SQL over those tables. */
 import type { Selectable } from "kysely";
 import { sql } from "kysely";
+import { Statement } from "../infra/db/prepared";
 import type { BalancesTable, PositionsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 import type { Owner } from "../orders/repo";
@@ -51,6 +52,17 @@ export interface BalanceDelta {
   realizedPnl?: number;
 }
 
+const adjustBalanceSql = new Statement(
+  "update balances set available = available + ?, locked = locked + ?, deposits = deposits + ?, " +
+    "withdrawals = withdrawals + ?, fees = fees + ?, realized_pnl = realized_pnl + ?, updated_at = ? " +
+    "where account_id = ? and environment = ?",
+);
+const adjustBalanceIfSql = new Statement(
+  "update balances set available = available + ?, locked = locked + ?, deposits = deposits + ?, " +
+    "withdrawals = withdrawals + ?, fees = fees + ?, realized_pnl = realized_pnl + ?, updated_at = ? " +
+    "where account_id = ? and environment = ? and available >= ?",
+);
+
 /**
  * Moves money relative to what is stored (safe under concurrency). With `requireAvailable`, only
  * when at least that much is available; returns false (and changes nothing) otherwise.
@@ -62,23 +74,25 @@ export async function adjustBalance(
   nowIso: string,
   requireAvailable?: number,
 ): Promise<boolean> {
-  let query = db
-    .updateTable("balances")
-    .set({
-      available: sql`available + ${delta.available ?? 0}`,
-      locked: sql`locked + ${delta.locked ?? 0}`,
-      deposits: sql`deposits + ${delta.deposits ?? 0}`,
-      withdrawals: sql`withdrawals + ${delta.withdrawals ?? 0}`,
-      fees: sql`fees + ${delta.fees ?? 0}`,
-      realized_pnl: sql`realized_pnl + ${delta.realizedPnl ?? 0}`,
-      updated_at: nowIso,
-    })
-    .where("account_id", "=", owner.accountId)
-    .where("environment", "=", owner.environment);
-  if (requireAvailable !== undefined) query = query.where("available", ">=", requireAvailable);
-  const result = await query.executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  const parameters: unknown[] = [
+    delta.available ?? 0,
+    delta.locked ?? 0,
+    delta.deposits ?? 0,
+    delta.withdrawals ?? 0,
+    delta.fees ?? 0,
+    delta.realizedPnl ?? 0,
+    nowIso,
+    owner.accountId,
+    owner.environment,
+  ];
+  if (requireAvailable === undefined) return (await adjustBalanceSql.changes(db, parameters)) === 1;
+  parameters.push(requireAvailable);
+  return (await adjustBalanceIfSql.changes(db, parameters)) === 1;
 }
+
+const positionByKeySql = new Statement<PositionRow>(
+  "select * from positions where account_id = ? and environment = ? and market_id = ? and outcome = ?",
+);
 
 export async function findPositionByKey(
   db: DbOrTrx,
@@ -86,14 +100,59 @@ export async function findPositionByKey(
   marketId: string,
   outcome: string,
 ): Promise<PositionRow | undefined> {
-  return db
-    .selectFrom("positions")
-    .selectAll()
-    .where("account_id", "=", owner.accountId)
-    .where("environment", "=", owner.environment)
-    .where("market_id", "=", marketId)
-    .where("outcome", "=", outcome)
-    .executeTakeFirst();
+  return positionByKeySql.first(db, [owner.accountId, owner.environment, marketId, outcome]);
+}
+
+const positionIdByKeySql = new Statement<{ id: string }>(
+  "select id from positions where account_id = ? and environment = ? and market_id = ? and outcome = ?",
+);
+
+/** The id of an owner's position on a market's outcome, if there is one. */
+export async function positionIdByKey(
+  db: DbOrTrx,
+  owner: Owner,
+  marketId: string,
+  outcome: string,
+): Promise<string | undefined> {
+  return (await positionIdByKeySql.first(db, [owner.accountId, owner.environment, marketId, outcome]))?.id;
+}
+
+const addToPositionSql = new Statement<PositionRow>(
+  "insert into positions (id, account_id, environment, market_id, outcome, size, reserved, cost_basis, " +
+    "realized_pnl, fees, status, resolution, payout, redeemable, opened_at, updated_at, closed_at, resolved_at) " +
+    "values (?, ?, ?, ?, ?, ?, 0, ?, 0, ?, 'open', null, null, 0, ?, ?, null, null) " +
+    "on conflict (account_id, environment, market_id, outcome) do update set " +
+    "size = positions.size + excluded.size, cost_basis = positions.cost_basis + excluded.cost_basis, " +
+    "fees = positions.fees + excluded.fees, status = 'open', closed_at = null, " +
+    "opened_at = case when positions.size = 0 then excluded.opened_at else positions.opened_at end, " +
+    "updated_at = excluded.updated_at returning *",
+);
+
+/**
+ * Bought contracts: adds `size`, `cost` and `fees` to the owner's position on the market's outcome,
+ * creating it (with `newId`) if there is none, and reopening it if it was empty, in one statement.
+ * Returns the position as it is now; it was empty before exactly when its size is `size`.
+ */
+export async function addToPosition(
+  db: DbOrTrx,
+  owner: Owner,
+  add: { newId: string; marketId: string; outcome: string; size: number; cost: number; fees: number },
+  nowIso: string,
+): Promise<PositionRow> {
+  const row = await addToPositionSql.first(db, [
+    add.newId,
+    owner.accountId,
+    owner.environment,
+    add.marketId,
+    add.outcome,
+    add.size,
+    add.cost,
+    add.fees,
+    nowIso,
+    nowIso,
+  ]);
+  if (!row) throw new Error("position upsert returned no row");
+  return row;
 }
 
 export async function findPosition(db: DbOrTrx, owner: Owner, id: string): Promise<PositionRow | undefined> {
@@ -111,7 +170,37 @@ export async function insertPosition(db: DbOrTrx, row: PositionRow): Promise<voi
 }
 
 export async function updatePosition(db: DbOrTrx, id: string, changes: Partial<PositionRow>): Promise<void> {
+  if (Object.keys(changes).length === 0) return;
   await db.updateTable("positions").set(changes).where("id", "=", id).execute();
+}
+
+const reserveByKeySql = new Statement<PositionRow>(
+  "update positions set reserved = reserved + ?, updated_at = ? where account_id = ? and environment = ? " +
+    "and market_id = ? and outcome = ? and size - reserved >= ? returning *",
+);
+
+/**
+ * Promises `size` held contracts of the owner's position on a market's outcome to a sell order, if
+ * that many are not promised already; returns the position as it is now (locked until the
+ * transaction ends, on PostgreSQL), or undefined when it is not held.
+ */
+export async function reserveByKey(
+  db: DbOrTrx,
+  owner: Owner,
+  marketId: string,
+  outcome: string,
+  size: number,
+  nowIso: string,
+): Promise<PositionRow | undefined> {
+  return reserveByKeySql.first(db, [
+    size,
+    nowIso,
+    owner.accountId,
+    owner.environment,
+    marketId,
+    outcome,
+    size,
+  ]);
 }
 
 /** Promises `size` held contracts to a sell order, if that many are not promised already. */

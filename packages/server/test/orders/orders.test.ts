@@ -232,6 +232,31 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       expect((await balance(s.t.app, s.key)).locked).toBeCloseTo(0.6 + 0.03, 6); // one lock, not two
     });
 
+    it("a retry gets the first response even where a new placement would be refused now", async () => {
+      const first = await place(s.t.app, s.key, body, { "idempotency-key": "then" });
+      expect(first.statusCode).toBe(201);
+      // Nothing left to lock: the same body as a new order would be INSUFFICIENT_BALANCE.
+      const available = (await balance(s.t.app, s.key)).available;
+      const withdraw = await s.t.app.inject({
+        method: "POST",
+        url: "/v1/sandbox/withdraw",
+        headers: bearer(s.key),
+        payload: { amount: available },
+      });
+      expect(withdraw.statusCode).toBe(200);
+      const again = await place(s.t.app, s.key, body, { "idempotency-key": "then" });
+      expect(again.statusCode).toBe(201);
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(again.json().data).toEqual(first.json().data);
+      // Another body under the key is IDEMPOTENCY_KEY_REUSED, even one that is invalid on its own.
+      const offTick = await place(s.t.app, s.key, { ...body, price: 0.305 }, { "idempotency-key": "then" });
+      expect(offTick.json().error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+      // A new key is refused for what it is.
+      const fresh = await place(s.t.app, s.key, body, { "idempotency-key": "now" });
+      expect(fresh.json().error.code).toBe("INSUFFICIENT_BALANCE");
+      expect((await get(s.t.app, s.key, "/v1/orders")).meta.total).toBe(1);
+    });
+
     it("client_order_id is an idempotency key too", async () => {
       const a = await placed(s.t.app, s.key, { ...body, client_order_id: "mm-1" });
       const b = await placed(s.t.app, s.key, { ...body, client_order_id: "mm-1" });

@@ -6,8 +6,12 @@
  * commit costs far more than the small statements of an order placement, so a burst of orders
  * pays for one commit instead of one each.
  */
-import { sql } from "kysely";
+import { inTransaction, Statement } from "./prepared";
 import type { Db, Trx } from "./store";
+
+const SAVEPOINT = new Statement("savepoint unit");
+const RELEASE = new Statement("release savepoint unit");
+const ROLLBACK = new Statement("rollback to savepoint unit");
 
 interface Unit {
   work: (trx: Trx) => Promise<unknown>;
@@ -44,16 +48,16 @@ export class TransactionBatcher {
       const batch = this.#queue.splice(0, this.maxBatch);
       const outcomes: Array<{ ok: boolean; value: unknown }> = [];
       try {
-        await this.db.transaction().execute(async (trx) => {
+        await inTransaction(this.db, async (trx) => {
           for (const unit of batch) {
-            await sql`savepoint unit`.execute(trx);
+            await SAVEPOINT.run(trx, []);
             try {
               const value = await unit.work(trx);
-              await sql`release savepoint unit`.execute(trx);
+              await RELEASE.run(trx, []);
               outcomes.push({ ok: true, value });
             } catch (error) {
-              await sql`rollback to savepoint unit`.execute(trx);
-              await sql`release savepoint unit`.execute(trx);
+              await ROLLBACK.run(trx, []);
+              await RELEASE.run(trx, []);
               outcomes.push({ ok: false, value: error });
             }
           }

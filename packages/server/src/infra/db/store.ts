@@ -10,6 +10,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction
 import pg from "pg";
 import type { StoreConfig } from "../../config";
 import { migrations } from "./migrations/index";
+import { registerSqliteConnection } from "./prepared";
 import type { Database } from "./schema";
 
 export type Dialect = "sqlite" | "postgres";
@@ -70,10 +71,16 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     database.pragma("journal_mode = WAL");
     database.pragma("synchronous = NORMAL");
     database.pragma("foreign_keys = ON");
+    // Temporary files (the sub-journal a savepoint keeps, sort spills, temp tables) in memory. A
+    // savepoint copies each page it first changes into its sub-journal; on disk that is a write
+    // system call per page, for a file that only a rollback-to-savepoint ever reads (crash recovery
+    // never does: the WAL is the journal). The group-commit batcher opens one savepoint per unit.
+    database.pragma("temp_store = MEMORY");
     // The CLI and the server may write the same file at once; wait instead of failing.
     database.pragma("busy_timeout = 5000");
     cachePreparedStatements(database);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    registerSqliteConnection(db, database);
     const dataVersion = database.prepare("PRAGMA data_version").pluck();
     // Reading data_version costs a few microseconds; read it once per turn of the event loop, so a
     // burst of requests handled together shares one read.
