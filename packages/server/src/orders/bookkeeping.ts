@@ -100,22 +100,7 @@ export async function applyFill(
 ): Promise<OrderRow | null> {
   const size = Math.min(fill.size, order.amount - order.filled_amount);
   if (size <= 0 || order.status === "cancelled" || order.status === "filled") return null;
-  const inserted = await insertFill(trx, {
-    id: newId("fil"),
-    order_id: order.id,
-    account_id: order.account_id,
-    environment: order.environment,
-    market_id: order.market_id,
-    outcome: order.outcome,
-    side: order.side,
-    price: fill.price,
-    size,
-    fee: fill.fee,
-    liquidity: fill.liquidity,
-    cause: JSON.stringify(fill.cause),
-    cause_key: fill.causeKey,
-    created_at: ctx.nowIso,
-  });
+  const inserted = await insertFill(trx, fillRow(order, fill, size, ctx.nowIso));
   if (!inserted) return null;
 
   const owner = ownerOf(order);
@@ -305,22 +290,7 @@ export async function openOrder(
   for (const fill of fills) {
     const size = Math.min(fill.size, row.amount - row.filled_amount);
     if (size <= 0 || row.status === "cancelled" || row.status === "filled") continue;
-    fillRows.push({
-      id: newId("fil"),
-      order_id: row.id,
-      account_id: row.account_id,
-      environment: row.environment,
-      market_id: row.market_id,
-      outcome: row.outcome,
-      side: row.side,
-      price: fill.price,
-      size,
-      fee: fill.fee,
-      liquidity: fill.liquidity,
-      cause: JSON.stringify(fill.cause),
-      cause_key: fill.causeKey,
-      created_at: ctx.nowIso,
-    });
+    fillRows.push(fillRow(row, fill, size, ctx.nowIso));
     const filled = row.filled_amount + size;
     const value = notional(fill.price, size);
     let lockedAfter = row.locked;
@@ -564,4 +534,24 @@ export async function settlePosition(
     environment: owner.environment,
   });
   return settled;
+}
+
+/** The stored row of one fill of `order` (both the step-by-step and the one-plan path write it). */
+function fillRow(order: OrderRow, fill: FillInput, size: number, nowIso: string): FillRow {
+  return {
+    id: newId("fil"),
+    order_id: order.id,
+    account_id: order.account_id,
+    environment: order.environment,
+    market_id: order.market_id,
+    outcome: order.outcome,
+    side: order.side,
+    price: fill.price,
+    size,
+    fee: fill.fee,
+    liquidity: fill.liquidity,
+    cause: JSON.stringify(fill.cause),
+    cause_key: fill.causeKey,
+    created_at: nowIso,
+  };
 }
