@@ -26,6 +26,8 @@ export async function startBenchApp(
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-"));
   // The bench database is tens of megabytes: remove it when the bench process ends.
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+  // A bench that runs this app in a child process stops it with SIGTERM: exit, so the above runs.
+  process.once("SIGTERM", () => process.exit(0));
   const config = loadConfig({
     DATABASE_URL: `sqlite:${path.join(dir, "bench.db")}`,
     CROSSBOOK_DATA_DIR: dir,

@@ -145,7 +145,16 @@ export async function runPaired(options: PairedOptions): Promise<void> {
       `${name} ratio ${ratio.toFixed(3)} (median of ${rounds} paired runs; target >= ${options.target}) ${ratio >= options.target ? "PASS" : "BELOW TARGET"}`,
     );
   } finally {
-    full.child.kill("SIGKILL");
-    bare.child.kill("SIGKILL");
+    await Promise.all([stop(full.child), stop(bare.child)]);
   }
+}
+
+/** Stops a server child: SIGTERM (it removes its temp database on exit), SIGKILL if it lingers. */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+  await exited;
+  clearTimeout(timer);
 }

@@ -7,7 +7,7 @@
  * Every write is fenced: an order changes only if its status and filled amount are still what the
  * caller read, so a fill racing a cancel (or two instances applying the same trade) cannot both win.
  */
-import type { Outbox } from "../events/outbox";
+import type { Outbox, RecordInput } from "../events/outbox";
 import type { EventPayload, EventType } from "../events/types";
 import { AppError } from "../http/errors";
 import type { DbOrTrx } from "../infra/db/store";
@@ -394,39 +394,25 @@ export async function openOrder(
   await insertOrder(trx, row);
   await insertNewFills(trx, fillRows);
 
-  const { outbox } = ctx;
-  await recordFor(trx, outbox, owner, "order.created", created);
+  // The events in the order they happened, written with one statement.
+  const recorded: Array<RecordInput<EventType>> = [];
+  const add = <T extends EventType>(type: T, data: EventPayload<T>) =>
+    recorded.push({ type, data, accountId: owner.accountId, environment: owner.environment });
+  add("order.created", created);
   for (const [index, step] of steps.entries()) {
-    if (index === 0 && opened)
-      await recordFor(trx, outbox, owner, "position.opened", events.positionOpened(opened, ctx.title));
+    if (index === 0 && opened) add("position.opened", events.positionOpened(opened, ctx.title));
     const after = { ...step.row, position_id: row.position_id };
-    if (after.status === "filled")
-      await recordFor(trx, outbox, owner, "order.filled", events.orderFilled(after));
+    if (after.status === "filled") add("order.filled", events.orderFilled(after));
     else
-      await recordFor(
-        trx,
-        outbox,
-        owner,
+      add(
         "order.partially_filled",
         events.orderPartiallyFilled(after, { size: step.size, price: step.price }),
       );
-    if (step.closed)
-      await recordFor(trx, outbox, owner, "position.closed", events.positionClosed(step.closed, ctx.title));
+    if (step.closed) add("position.closed", events.positionClosed(step.closed, ctx.title));
   }
-  if (cancelReason !== undefined)
-    await recordFor(trx, outbox, owner, "order.cancelled", events.orderCancelled(row, cancelReason));
+  if (cancelReason !== undefined) add("order.cancelled", events.orderCancelled(row, cancelReason));
+  await ctx.outbox.recordMany(trx, recorded);
   return row;
-}
-
-/** Records an owner's event in the caller's transaction. */
-function recordFor<T extends EventType>(
-  trx: DbOrTrx,
-  outbox: Outbox,
-  owner: Owner,
-  type: T,
-  data: EventPayload<T>,
-): Promise<unknown> {
-  return outbox.record(trx, { type, data, accountId: owner.accountId, environment: owner.environment });
 }
 
 /** The columns of `after` that differ from `before` (what an update needs to write). */

@@ -1,5 +1,6 @@
 /** Order rows: the only SQL over `orders` and `fills`. */
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
+import { OPEN_GTD_CONDITION } from "../infra/db/migrations/010_hot_path_indexes";
 import { MultiRowStatement, Statement } from "../infra/db/prepared";
 import type { FillsTable, IdempotencyKeysTable, OrdersTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
@@ -234,15 +235,19 @@ export async function openOrdersOnMarket(
 
 /** GTD orders whose time is up. */
 export async function expiredOrders(db: DbOrTrx, environment: string, nowIso: string): Promise<OrderRow[]> {
+  return expiredOrdersQuery(db, environment, nowIso).execute();
+}
+
+/** The expiry sweep's query: its condition is the partial index's, word for word (SQLite needs that). */
+export function expiredOrdersQuery(db: DbOrTrx, environment: string, nowIso: string) {
   return db
     .selectFrom("orders")
     .selectAll()
-    .where("status", "in", ["open", "pending"])
+    .where(sql.raw<boolean>(OPEN_GTD_CONDITION))
     .where("environment", "=", environment)
-    .where("expires_at", "is not", null)
     .where("expires_at", "<=", nowIso)
-    .limit(500)
-    .execute();
+    .orderBy("expires_at")
+    .limit(500);
 }
 
 /** An owner's open or pending orders. */

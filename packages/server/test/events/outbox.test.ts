@@ -154,6 +154,39 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
     cursor = rest.at(-1)!.cursor;
   });
 
+  it("records many events with one call, in the order given, across statement chunks", async () => {
+    // 230 events: more than one multi-row statement's worth (100).
+    const inputs = Array.from({ length: 230 }, (_, i) => ({
+      type: "price.alert" as const,
+      data: alert(1000 + i),
+      accountId: "acc_2",
+      environment: "sandbox" as const,
+    }));
+    const ids = await store.db.transaction().execute((trx) => outbox.recordMany(trx, inputs));
+    expect(new Set(ids).size).toBe(230);
+    const events = await outbox.readAfter(store.db, cursor, 1000);
+    expect(events.map((e) => e.id)).toEqual(ids);
+    expect(events.map((e) => e.data)).toEqual(inputs.map((input) => input.data));
+    expect(events[0]).toMatchObject({ account_id: "acc_2", environment: "sandbox", type: "price.alert" });
+    cursor = events.at(-1)!.cursor;
+  });
+
+  it("writes none of a batch when one payload is invalid", async () => {
+    const bad = { ...alert(2000), threshold: "high" } as unknown as ReturnType<typeof alert>;
+    await expect(
+      outbox.recordMany(store.db, [
+        { type: "price.alert", data: alert(1999), accountId: null },
+        ...Array.from({ length: 120 }, (_, i) => ({
+          type: "price.alert" as const,
+          data: alert(3000 + i),
+          accountId: null,
+        })),
+        { type: "price.alert", data: bad, accountId: null },
+      ]),
+    ).rejects.toBeInstanceOf(InvalidEventError);
+    expect(await outbox.readAfter(store.db, cursor)).toEqual([]);
+  });
+
   if (backend === "postgres") {
     it("never lets a reader pass an event whose transaction commits late", async () => {
       let releaseSlow!: () => void;

@@ -14,6 +14,7 @@ import { venueCredentials } from "./006_venue_credentials";
 import { webhooks } from "./007_webhooks";
 import { webhookLeases } from "./008_webhook_leases";
 import { matches } from "./009_matches";
+import { hotPathIndexes } from "./010_hot_path_indexes";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -26,5 +27,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "007_webhooks": webhooks(dialect),
     "008_webhook_leases": webhookLeases(dialect),
     "009_matches": matches(dialect),
+    "010_hot_path_indexes": hotPathIndexes(dialect),
   };
 }
