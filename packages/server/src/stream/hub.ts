@@ -9,9 +9,16 @@
  *   next flush, once however many updates it had meanwhile (latest wins). So the busier the stream,
  *   the less work per update.
  * - Per connection, pending updates are kept per market, latest wins (conflation), and written as
- *   one buffer of complete frames: one socket write per connection per flush instead of one per
- *   message (syscalls, not bytes, are what a busy stream runs out of). A flush runs on the next turn
- *   of the event loop, but at most once per `flushIntervalMs`.
+ *   one buffer of complete frames: one socket write per connection per turn instead of one per
+ *   message (syscalls, not bytes, are what a busy stream runs out of), and at most one write per
+ *   connection per `flushIntervalMs`.
+ * - Connections with something to write wait in one first-in first-out queue, worked through in
+ *   slices of about `SLICE_MS`, yielding to the event loop in between. Each slice first fans out
+ *   what changed since the last one, so an update reaches every queued subscriber in the pass
+ *   under way, and a connection just written rejoins the back of the queue. Under load an update
+ *   therefore waits at most about one pass over the queue (a flush of every connection at once
+ *   made it wait for the rest of the flush under way and then its own place in the next: up to two
+ *   passes), and ingest, HTTP and new subscriptions are never blocked longer than a slice.
  * - Subscriptions are small integers (ids) in packed tables, not objects: a flag byte per id says
  *   what is queued, so the fan-out and the writes touch little memory.
  * - Frames are built in a slab; a TCP socket that takes a write at once (the usual case) gives its
@@ -66,10 +73,10 @@ export interface HubOptions {
   /** Client messages allowed per connection per second. */
   messagesPerSecond: number;
   /**
-   * Least time between two flushes: at most one socket write per connection per interval, whatever
-   * the update rate. A flush runs on the next turn of the event loop when the last one started at
-   * least this long ago (a quiet stream is not delayed), else when the interval is up; when a flush
-   * takes longer than the interval (overload), flushes run back to back. 0: every turn.
+   * Least time between two writes to one connection, whatever the update rate. An update to a
+   * connection not written for this long goes out on the next turn of the event loop (a quiet
+   * stream is not delayed), else when its interval is up; when a pass over every busy connection
+   * takes longer than the interval (overload), writes run back to back. 0: every turn.
    */
   flushIntervalMs: number;
 }
@@ -125,6 +132,8 @@ class Connection {
   waitingDrain = false;
   stalledSince = 0;
   seq = 0;
+  /** When it was last written (performance.now()): at most one write per flush interval. */
+  lastWrite = Number.NEGATIVE_INFINITY;
   alive = true;
   closed = false;
   authTimer: NodeJS.Timeout | null = null;
@@ -156,6 +165,12 @@ class Connection {
  */
 const SLAB_BYTES = 64 * 1024;
 
+/** Connections pinged per turn of the event loop by the heartbeat. */
+const HEARTBEAT_CHUNK = 256;
+
+/** About how long one flush slice writes before yielding to the event loop (ms). */
+const SLICE_MS = 2;
+
 function updateHead(update: QuoteUpdate): Buffer {
   return Buffer.from(
     `{"type":"price_update","market_id":${JSON.stringify(update.market_id)},"price":${update.price},` +
@@ -171,8 +186,9 @@ export class StreamHub {
   readonly #connections = new Set<Connection>();
   readonly #channels = new Map<string, Channel>();
   readonly #latest = new Map<string, QuoteUpdate>();
-  /** Connections with pending updates, for the next flush. */
+  /** Connections with pending updates, first in first out, from `#dirtyHead`. */
   #dirty: Connection[] = [];
+  #dirtyHead = 0;
   /** Connections by number; a number is reused once its connection is gone. */
   readonly #byIndex: Array<Connection | undefined> = [];
   readonly #freeIndexes: number[] = [];
@@ -187,8 +203,6 @@ export class StreamHub {
   /** Channels with an update not yet fanned out, for the next flush. */
   #changed: Channel[] = [];
   #flushScheduled = false;
-  /** When the last flush started (performance.now()). */
-  #lastFlush = 0;
   #slab: Buffer = Buffer.allocUnsafeSlow(SLAB_BYTES);
   #slabOffset = 0;
   /** The longest head built so far (bytes): sizes a connection's frames before writing them. */
@@ -200,7 +214,7 @@ export class StreamHub {
   constructor(deps: HubDeps, options: Partial<HubOptions> = {}) {
     this.#deps = deps;
     this.#options = { ...DEFAULT_HUB_OPTIONS, ...options };
-    this.#heartbeat = setInterval(() => this.#tick(), this.#options.heartbeatMs);
+    this.#heartbeat = setInterval(() => void this.#tick(), this.#options.heartbeatMs);
     this.#heartbeat.unref();
   }
 
@@ -621,34 +635,58 @@ export class StreamHub {
     }
   }
 
-  /**
-   * The next flush: on the next turn of the event loop if the last one started at least
-   * `flushIntervalMs` ago, else when that much time has passed. So a quiet stream writes an update
-   * at once, a busy one at most once per interval per connection, and an overloaded one (a flush
-   * longer than the interval) flushes back to back with no idle wait in between.
-   */
+  /** The next slice, on the next turn of the event loop. */
   #scheduleFlush(): void {
     this.#flushScheduled = true;
-    const wait = this.#lastFlush + this.#options.flushIntervalMs - performance.now();
-    if (wait >= 1) setTimeout(this.#flushNow, wait);
-    else setImmediate(this.#flushNow);
+    setImmediate(this.#flushNow);
   }
 
   readonly #flushNow = () => this.#flush();
 
+  /**
+   * One slice: fans out what changed, then writes queued connections in order for about `SLICE_MS`.
+   * A connection written less than `flushIntervalMs` ago stops the slice at the head of the queue
+   * until its interval is up (so a quiet stream writes an update at once, and a busy one at most
+   * once per interval per connection; under overload a pass outlasts the interval and slices run
+   * back to back).
+   */
   #flush(): void {
-    this.#lastFlush = performance.now();
     this.#flushScheduled = false;
     const changed = this.#changed;
     this.#changed = [];
     for (let i = 0; i < changed.length; i++) this.#fanOut(changed[i]!);
-    const dirty = this.#dirty;
-    this.#dirty = [];
-    for (let i = 0; i < dirty.length; i++) {
-      const conn = dirty[i]!;
+    const queue = this.#dirty;
+    const interval = this.#options.flushIntervalMs;
+    const started = performance.now();
+    let head = this.#dirtyHead;
+    let waitUntil = 0;
+    while (head < queue.length) {
+      const conn = queue[head]!;
+      if (!conn.released && started - conn.lastWrite < interval) {
+        waitUntil = conn.lastWrite + interval;
+        break;
+      }
+      head++;
       this.#inDirty[conn.index] = 0;
       if (conn.released) this.#releaseIndex(conn);
-      else this.#write(conn);
+      else {
+        conn.lastWrite = started;
+        this.#write(conn);
+      }
+      if ((head & 15) === 0 && performance.now() - started >= SLICE_MS) break;
+    }
+    if (head === queue.length) {
+      queue.length = 0;
+      head = 0;
+    } else if (head >= 1024 && head * 2 >= queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+    this.#dirtyHead = head;
+    if (head < queue.length || this.#changed.length > 0) {
+      this.#flushScheduled = true;
+      if (waitUntil > 0) setTimeout(this.#flushNow, Math.max(1, waitUntil - performance.now()));
+      else setImmediate(this.#flushNow);
     }
   }
 
@@ -755,35 +793,45 @@ export class StreamHub {
     this.#control(conn, { type: "error", code, message });
   }
 
-  /** Heartbeat: ping everyone, cut peers that did not answer the last ping, keep slots alive. */
-  #tick(): void {
+  /**
+   * Heartbeat: ping everyone, cut peers that did not answer the last ping, keep slots alive. A ping
+   * is a socket write: thousands at once would hold the event loop as long as a full pass of
+   * updates, so they go out `HEARTBEAT_CHUNK` connections per turn.
+   */
+  async #tick(): Promise<void> {
+    const conns = [...this.#connections];
     const held: Array<{ subject: string; token: string }> = [];
-    for (const conn of this.#connections) {
-      if (conn.closed) continue;
-      if (!conn.alive) {
-        conn.closed = true;
-        conn.ws.terminate();
-        this.#cleanup(conn);
-        continue;
+    for (let start = 0; start < conns.length; start += HEARTBEAT_CHUNK) {
+      if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+      const end = Math.min(conns.length, start + HEARTBEAT_CHUNK);
+      for (let i = start; i < end; i++) {
+        const conn = conns[i]!;
+        if (conn.closed) continue;
+        if (!conn.alive) {
+          conn.closed = true;
+          conn.ws.terminate();
+          this.#cleanup(conn);
+          continue;
+        }
+        conn.alive = false;
+        try {
+          conn.ws.ping();
+        } catch {
+          // closing already
+        }
+        if (conn.stalledSince !== 0) this.#write(conn);
+        if (conn.principal && conn.slotToken)
+          held.push({ subject: conn.principal.keyId, token: conn.slotToken });
       }
-      conn.alive = false;
-      try {
-        conn.ws.ping();
-      } catch {
-        // closing already
-      }
-      if (conn.stalledSince !== 0) this.#write(conn);
-      if (conn.principal && conn.slotToken)
-        held.push({ subject: conn.principal.keyId, token: conn.slotToken });
     }
     this.#deps.slots.refresh(held, this.#deps.clock.now()).catch((error) => {
       this.#deps.log.warn({ error: String(error) }, "could not refresh stream connection slots");
     });
   }
 
-  /** Runs the heartbeat now (tests drive it with a manual clock). */
-  heartbeat(): void {
-    this.#tick();
+  /** Runs the heartbeat now (tests drive it with a manual clock); resolves when every peer is visited. */
+  heartbeat(): Promise<void> {
+    return this.#tick();
   }
 
   /** Says goodbye to every client (1001) and stops the heartbeat. */

@@ -180,10 +180,88 @@ describe("stream hub", () => {
     expect(flooded.ws.terminated).toBe(true);
     expect(stalled.ws.terminated).toBe(false);
     clock.advance(31_000);
-    hub.heartbeat();
+    await hub.heartbeat();
     expect(stalled.ws.terminated).toBe(true);
     expect(healthy.socket.messages()).toHaveLength(1);
     expect(hub.stats()).toMatchObject({ connections: 1, slowConsumersDropped: 2 });
+    await hub.close();
+  });
+});
+
+describe("stream hub pacing", () => {
+  it("writes a connection at most once per flush interval; a quiet one at once", async () => {
+    const { hub, connect } = setup({ flushIntervalMs: 60 });
+    const a = await connect(["m1"]);
+    hub.publish(update("m1", 0.5));
+    await turn();
+    expect(a.socket.written).toHaveLength(1); // quiet until now: no wait
+    hub.publish(update("m1", 0.51));
+    await turn();
+    hub.publish(update("m1", 0.52));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(a.socket.written).toHaveLength(1); // within its interval
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(a.socket.written).toHaveLength(2);
+    expect(a.socket.messages().map((m) => m["price"])).toEqual([0.5, 0.52]); // latest wins
+    await hub.close();
+  });
+
+  it("works a long queue in slices, and an update arriving between slices joins the pass under way", async () => {
+    const { hub } = setup();
+    /** A socket whose write takes 0.25 ms, as a busy kernel's would: 120 of them outlast a slice. */
+    class SlowSocket extends FakeSocket {
+      override write(chunk: Buffer): boolean {
+        const until = performance.now() + 0.25;
+        while (performance.now() < until) {}
+        return super.write(chunk);
+      }
+    }
+    const conns: Array<{ socket: FakeSocket }> = [];
+    for (let i = 0; i < 120; i++) {
+      const ws = new FakeWs();
+      const socket = new SlowSocket();
+      hub.attach(ws as unknown as WebSocket, socket as unknown as Duplex, principal, "slot");
+      ws.say({ action: "subscribe", market_ids: ["m1"] });
+      conns.push({ socket });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const c of conns) c.socket.written.length = 0;
+
+    hub.publish(update("m1", 0.5));
+    await turn();
+    const writtenFirst = conns.filter((c) => c.socket.written.length > 0).length;
+    // One slice wrote some, not all: the event loop got a turn in between.
+    expect(writtenFirst).toBeGreaterThan(0);
+    expect(writtenFirst).toBeLessThan(conns.length);
+    hub.publish(update("m1", 0.6));
+    for (let i = 0; i < 50 && conns.some((c) => c.socket.messages().at(-1)?.["price"] !== 0.6); i++)
+      await turn();
+    for (const [index, c] of conns.entries()) {
+      const prices = c.socket.messages().map((m) => m["price"]);
+      // Written before the newer update: both, in order. Not yet written: only the newer one, in
+      // the same pass (latest wins), not after a pass of its own.
+      expect(prices).toEqual(index < writtenFirst ? [0.5, 0.6] : [0.6]);
+      expect(c.socket.messages().map((m) => m["seq"])).toEqual(prices.map((_, i) => i + 1));
+    }
+    await hub.close();
+  });
+});
+
+describe("stream hub heartbeat", () => {
+  it("pings thousands of peers a chunk per turn, not all in one", async () => {
+    const { hub } = setup();
+    let pinged = 0;
+    for (let i = 0; i < 600; i++) {
+      const ws = new FakeWs();
+      ws.ping = () => {
+        pinged++;
+      };
+      hub.attach(ws as unknown as WebSocket, new FakeSocket() as unknown as Duplex, principal, "slot");
+    }
+    const done = hub.heartbeat();
+    expect(pinged).toBe(256); // the first chunk, then the event loop gets a turn
+    await done;
+    expect(pinged).toBe(600);
     await hub.close();
   });
 });

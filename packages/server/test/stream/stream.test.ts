@@ -196,14 +196,14 @@ describe("price stream", () => {
   it("cuts a peer that stops answering pings", async () => {
     const client = await open(key);
     await new Promise((r) => setTimeout(r, 50));
-    t.stream.hub.heartbeat(); // ping
+    await t.stream.hub.heartbeat(); // ping
     await new Promise((r) => setTimeout(r, 100)); // the client answers
-    t.stream.hub.heartbeat();
+    await t.stream.hub.heartbeat();
     expect(client.closed).toBeUndefined();
     // Stop reading: pings go unanswered.
     (client.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    t.stream.hub.heartbeat();
-    t.stream.hub.heartbeat();
+    await t.stream.hub.heartbeat();
+    await t.stream.hub.heartbeat();
     (client.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     expect((await client.closedWith()).code).toBe(1006);
   });
