@@ -165,19 +165,39 @@ export async function edgesWithoutEvent(db: DbOrTrx): Promise<EdgeRow[]> {
     .execute();
 }
 
-export async function setEventId(
+/**
+ * Sets many pairs' event ids at once: one statement per chunk (`case id when … then …`) instead of
+ * one per event, which a first run over a large catalog (thousands of new events) paid in round trips.
+ */
+export async function setEventIds(
   db: DbOrTrx,
-  ids: readonly string[],
-  eventId: string | null,
+  assignments: ReadonlyArray<{ id: string; eventId: string }>,
   at: string,
 ): Promise<void> {
-  for (const part of chunks(ids)) {
+  for (const part of chunks(assignments)) {
+    const cases = sql.join(
+      part.map((a) => sql`when ${a.id} then ${a.eventId}`),
+      sql` `,
+    );
     await db
       .updateTable("matches")
-      .set({ event_id: eventId, updated_at: at })
-      .where("id", "in", part)
+      .set({ event_id: sql<string>`case id ${cases} end`, updated_at: at })
+      .where(
+        "id",
+        "in",
+        part.map((a) => a.id),
+      )
       .execute();
   }
+}
+
+/** These pairs, by id (missing ids are left out). */
+export async function findMatches(db: DbOrTrx, ids: readonly string[]): Promise<MatchRow[]> {
+  const out: MatchRow[] = [];
+  for (const part of chunks([...new Set(ids)])) {
+    out.push(...(await db.selectFrom("matches").selectAll().where("id", "in", part).execute()));
+  }
+  return out;
 }
 
 /** Every pair of one cross-venue event, oldest first. */

@@ -465,7 +465,7 @@ export class MatchingService implements CrossEventLookup {
         await repo.updateMatch(trx, row.id, { ...changes, updated_at: now });
       }
       await repo.insertMatches(trx, fresh);
-      for (const id of verifiedNow) await this.#recordMatched(trx, id);
+      await this.#recordMatched(trx, verifiedNow);
       return touched;
     });
   }
@@ -552,49 +552,59 @@ export class MatchingService implements CrossEventLookup {
         .sort((x, y) => (x.oldest < y.oldest ? -1 : x.oldest > y.oldest ? 1 : 0));
       if (options[0]) assigned[options[0].component] = eventId;
     }
-    const now = isoFromMs(nowMs);
+    const changes: Array<{ id: string; eventId: string }> = [];
     for (let i = 0; i < components.length; i++) {
       const eventId = assigned[i] ?? newId("xev", nowMs);
-      const stale = components[i]!.filter((pair) => pair.event_id !== eventId).map((pair) => pair.id);
-      if (stale.length > 0) await repo.setEventId(trx, stale, eventId, now);
+      for (const pair of components[i]!)
+        if (pair.event_id !== eventId) changes.push({ id: pair.id, eventId });
     }
+    await repo.setEventIds(trx, changes, isoFromMs(nowMs));
   }
 
-  /** `market.matched` (spec 6.5) for a pair that just became verified; global (no account). */
-  async #recordMatched(trx: DbOrTrx, matchId: string): Promise<void> {
-    const row = await repo.findMatch(trx, matchId);
-    if (!row) return;
-    const infos = await repo.marketInfos(trx, [row.market_a, row.market_b]);
-    const priceA = this.#price(row.market_a, infos.get(row.market_a));
-    const priceB = this.#price(row.market_b, infos.get(row.market_b));
-    const platforms: Record<string, { event_id: string; title: string; yes_price: number }> = {};
-    for (const [id, venue, price] of [
-      [row.market_a, row.venue_a, priceA],
-      [row.market_b, row.venue_b, priceB],
-    ] as const) {
-      const info = infos.get(id);
-      platforms[venue] = {
-        event_id: info?.event_id ?? id,
-        title: info?.question ?? info?.title ?? id,
-        yes_price: (price ?? 0) / MICROS,
+  /** `market.matched` (spec 6.5) for pairs that just became verified; global (no account). */
+  async #recordMatched(trx: DbOrTrx, matchIds: readonly string[]): Promise<void> {
+    if (matchIds.length === 0) return;
+    // Read together and written with one statement per hundred events: a first run over a large
+    // catalog verifies thousands of pairs at once.
+    const byId = new Map((await repo.findMatches(trx, matchIds)).map((row) => [row.id, row]));
+    const rows = matchIds.flatMap((id) => byId.get(id) ?? []);
+    const infos = await repo.marketInfos(
+      trx,
+      rows.flatMap((row) => [row.market_a, row.market_b]),
+    );
+    const events = rows.map((row) => {
+      const priceA = this.#price(row.market_a, infos.get(row.market_a));
+      const priceB = this.#price(row.market_b, infos.get(row.market_b));
+      const platforms: Record<string, { event_id: string; title: string; yes_price: number }> = {};
+      for (const [id, venue, price] of [
+        [row.market_a, row.venue_a, priceA],
+        [row.market_b, row.venue_b, priceB],
+      ] as const) {
+        const info = infos.get(id);
+        platforms[venue] = {
+          event_id: info?.event_id ?? id,
+          title: info?.question ?? info?.title ?? id,
+          yes_price: (price ?? 0) / MICROS,
+        };
+      }
+      // B's price of A's YES leg: its YES for a same-polarity pair, its NO (1 - YES) for an inverted one.
+      let spread = 0;
+      let spreadPct = 0;
+      if (priceA !== null && priceB !== null) {
+        const comparable = row.polarity === "inverted" ? MICROS - priceB : priceB;
+        const gap = Math.abs(priceA - comparable);
+        const lower = Math.min(priceA, comparable);
+        spread = gap / MICROS;
+        spreadPct = lower > 0 ? Math.round((gap / lower) * 100 * 100) / 100 : 0;
+      }
+      return {
+        type: "market.matched" as const,
+        data: { match_id: row.id, confidence: row.confidence, platforms, spread, spread_pct: spreadPct },
+        accountId: null,
+        environment: null,
       };
-    }
-    // B's price of A's YES leg: its YES for a same-polarity pair, its NO (1 - YES) for an inverted one.
-    let spread = 0;
-    let spreadPct = 0;
-    if (priceA !== null && priceB !== null) {
-      const comparable = row.polarity === "inverted" ? MICROS - priceB : priceB;
-      const gap = Math.abs(priceA - comparable);
-      const lower = Math.min(priceA, comparable);
-      spread = gap / MICROS;
-      spreadPct = lower > 0 ? Math.round((gap / lower) * 100 * 100) / 100 : 0;
-    }
-    await this.deps.outbox.record(trx, {
-      type: "market.matched",
-      data: { match_id: row.id, confidence: row.confidence, platforms, spread, spread_pct: spreadPct },
-      accountId: null,
-      environment: null,
     });
+    await this.deps.outbox.recordMany(trx, events);
   }
 
   /** Current YES price (micro-units): the live one, else the catalog's mid or last trade. */
@@ -730,7 +740,7 @@ export class MatchingService implements CrossEventLookup {
       };
       await repo.insertMatch(trx, row);
       if (isEdge(row)) await this.#regroup(trx, new Set([row.market_a, row.market_b]), nowMs);
-      await this.#recordMatched(trx, row.id);
+      await this.#recordMatched(trx, [row.id]);
       created = true;
       return (await repo.findMatch(trx, row.id))!;
     });
@@ -761,7 +771,7 @@ export class MatchingService implements CrossEventLookup {
     if (isEdge(row) !== isEdge(after)) {
       await this.#regroup(trx, new Set([row.market_a, row.market_b]), nowMs);
     }
-    if (row.status !== "verified") await this.#recordMatched(trx, row.id);
+    if (row.status !== "verified") await this.#recordMatched(trx, [row.id]);
   }
 
   async #write(work: (trx: DbOrTrx, nowMs: number) => Promise<MatchRow>): Promise<MatchDetail> {
