@@ -5,8 +5,8 @@
  *     [--host 127.0.0.1] [--markets id,id] [--environment sandbox|production] [--risk risk.json]
  */
 import { Command, InvalidArgumentError } from "commander";
-import { Crossbook, type Environment, keyEnvironment } from "./client";
-import { startDashboard } from "./dashboard/server";
+import { Crossbook, type Environment, keyEnvironment } from "./client.js";
+import { startDashboard } from "./dashboard/server.js";
 
 const program = new Command("crossbook-agent").description("crossbook's client library for trading agents");
 

@@ -5,13 +5,20 @@
  * as `{ data, meta }`, single resources as their `data`.
  */
 import { randomUUID } from "node:crypto";
-import { backtest } from "./backtest/engine";
-import { historySource } from "./backtest/sources";
-import type { BacktestOptions, BacktestResult } from "./backtest/types";
-import { CrossbookConfigError } from "./errors";
-import type { components } from "./generated/api";
-import { type DataOf, type Method, type Operation, type Path, type RequestOptions, Transport } from "./http";
-import { PriceStream, type PriceStreamOptions } from "./stream";
+import { backtest } from "./backtest/engine.js";
+import { historySource } from "./backtest/sources.js";
+import type { BacktestOptions, BacktestResult } from "./backtest/types.js";
+import { CrossbookConfigError } from "./errors.js";
+import type { components } from "./generated/api.js";
+import {
+  type DataOf,
+  type Method,
+  type Operation,
+  type Path,
+  type RequestOptions,
+  Transport,
+} from "./http.js";
+import { PriceStream, type PriceStreamOptions } from "./stream.js";
 
 /** `production` trades for real with a live key (`cb_live_…`); `sandbox` uses a test key (`cb_test_…`). */
 export type Environment = "production" | "sandbox";

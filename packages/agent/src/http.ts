@@ -4,8 +4,8 @@
  * network errors for requests that are safe to repeat), `Retry-After` honoured as a floor, a
  * per-attempt timeout, and error envelopes turned into `CrossbookApiError`.
  */
-import { CrossbookApiError, CrossbookNetworkError } from "./errors";
-import type { paths } from "./generated/api";
+import { CrossbookApiError, CrossbookNetworkError } from "./errors.js";
+import type { paths } from "./generated/api.js";
 
 export type Method = "get" | "post" | "patch" | "delete";
 export type Path = keyof paths;

@@ -7,15 +7,15 @@
  * console.log(await client.balance());
  */
 
-export { type AlertFired, AlertWatcher, type AlertWatcherOptions, type Comparison } from "./alerts/local";
+export { type AlertFired, AlertWatcher, type AlertWatcherOptions, type Comparison } from "./alerts/local.js";
 export {
   type ReceiverOptions,
   type VerifyResult,
   verifyWebhook,
   type WebhookEvent,
   webhookReceiver,
-} from "./alerts/webhooks";
-export * from "./backtest/index";
+} from "./alerts/webhooks.js";
+export * from "./backtest/index.js";
 export {
   Crossbook,
   type CrossbookOptions,
@@ -23,14 +23,14 @@ export {
   keyEnvironment,
   type OrderRequest,
   type PageMeta,
-} from "./client";
+} from "./client.js";
 export {
   type Dashboard,
   type DashboardOptions,
   type RiskStatusSource,
   startDashboard,
-} from "./dashboard/server";
-export { CrossbookApiError, CrossbookConfigError, CrossbookNetworkError } from "./errors";
+} from "./dashboard/server.js";
+export { CrossbookApiError, CrossbookConfigError, CrossbookNetworkError } from "./errors.js";
 export {
   type ExecutionReport,
   type ExecutionStep,
@@ -38,8 +38,8 @@ export {
   type ExecutorOptions,
   type PreTradeCheck,
   split,
-} from "./execution/index";
-export type { components, paths } from "./generated/api";
-export { parseRetryAfter, Transport, type TransportOptions } from "./http";
-export * from "./risk/index";
-export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream";
+} from "./execution/index.js";
+export type { components, paths } from "./generated/api.js";
+export { parseRetryAfter, Transport, type TransportOptions } from "./http.js";
+export * from "./risk/index.js";
+export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream.js";

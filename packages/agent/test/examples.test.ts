@@ -18,7 +18,8 @@ describe("examples run against crossbook demo", () => {
   });
 
   const start = (name: string) =>
-    run(process.execPath, ["--import", "tsx", example(name), "4"], {
+    // The source condition: in this repository `@crossbook/agent` resolves to src/, not a build.
+    run(process.execPath, ["--conditions=crossbook-source", "--import", "tsx", example(name), "4"], {
       env: { ...process.env, CROSSBOOK_URL: demo.url, CROSSBOOK_API_KEY: demo.sandboxKey },
       timeout: 60_000,
     });

@@ -3,8 +3,8 @@
  * on a position's unrealized PnL and on the account's total PnL (polled). Each alert fires once when
  * its condition becomes true and re-arms when it becomes false again, like the server's alerts.
  */
-import type { Crossbook } from "../client";
-import type { PriceStream, PriceUpdate } from "../stream";
+import type { Crossbook } from "../client.js";
+import type { PriceStream, PriceUpdate } from "../stream.js";
 
 export type Comparison = "above" | "below";
 

@@ -3,11 +3,11 @@
  * README, money kept in integer micro-units (1e-6 USD, 1e-6 contract) so results are exact and
  * deterministic. The hot loop reads typed arrays and allocates nothing per candle.
  */
-import { type FeeRule, feeRule, MICROS, toMicros, venueOf } from "./fees";
-import { maxDrawdown, sharpeRatio, totalReturn, winRate } from "./metrics";
-import { createProgress } from "./progress";
-import { INTERVAL_MS } from "./sources";
-import { CandleTape, timeOf } from "./tape";
+import { type FeeRule, feeRule, MICROS, toMicros, venueOf } from "./fees.js";
+import { maxDrawdown, sharpeRatio, totalReturn, winRate } from "./metrics.js";
+import { createProgress } from "./progress.js";
+import { INTERVAL_MS } from "./sources.js";
+import { CandleTape, timeOf } from "./tape.js";
 import type {
   BacktestOptions,
   BacktestResult,
@@ -29,7 +29,7 @@ import type {
   Strategy,
   StrategyContext,
   Trade,
-} from "./types";
+} from "./types.js";
 
 const BUY = 0;
 const YES = 0;

@@ -2,7 +2,7 @@
  * Venue fees, as the sandbox charges them, in exact integer arithmetic on micro-units (1e-6) so a
  * fee never lands a cent off through float noise.
  */
-import type { FeeConfig, FeeFunction, FeeInput } from "./types";
+import type { FeeConfig, FeeFunction, FeeInput } from "./types.js";
 
 /**
  * Micro-units per unit (USD, contract, price).

@@ -8,8 +8,8 @@
  *   to: "2026-02-01", initialCash: 1000, fees: {}, slippage: 0.01, source: fileSource("candles.jsonl") });
  * await writeReport(result, "report.html");
  */
-export { backtest, DEFAULT_MAX_SLIPPAGE } from "./engine";
-export { kalshiFee, polymarketFee } from "./fees";
+export { backtest, DEFAULT_MAX_SLIPPAGE } from "./engine.js";
+export { kalshiFee, polymarketFee } from "./fees.js";
 export {
   brierScore,
   DAYS_PER_YEAR,
@@ -18,8 +18,8 @@ export {
   sharpeRatio,
   totalReturn,
   winRate,
-} from "./metrics";
-export { type ReportOptions, renderReport, writeReport } from "./report";
+} from "./metrics.js";
+export { type ReportOptions, renderReport, writeReport } from "./report.js";
 export {
   fileSource,
   HISTORY_PAGE_LIMIT,
@@ -27,8 +27,8 @@ export {
   historySource,
   INTERVAL_MS,
   saveCandles,
-} from "./sources";
-export { CandleTape, type TapeColumns } from "./tape";
+} from "./sources.js";
+export { CandleTape, type TapeColumns } from "./tape.js";
 export type {
   ApiCandle,
   BacktestOptions,
@@ -63,4 +63,4 @@ export type {
   Strategy,
   StrategyContext,
   Trade,
-} from "./types";
+} from "./types.js";

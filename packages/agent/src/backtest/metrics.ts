@@ -1,6 +1,6 @@
 /** Performance figures of an equity curve, round trips and forecasts. Pure functions. */
-import { INTERVAL_MS } from "./sources";
-import type { Interval, Outcome } from "./types";
+import { INTERVAL_MS } from "./sources.js";
+import type { Interval, Outcome } from "./types.js";
 
 /**
  * Days in the year used to annualise: prediction markets trade every day.

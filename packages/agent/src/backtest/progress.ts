@@ -1,5 +1,5 @@
 /** Progress of a replay: a callback about every 1 %, and a stderr line every ~2 s on long runs. */
-import type { Progress } from "./types";
+import type { Progress } from "./types.js";
 
 /**
  * How often the stderr line is written, ms (and the run length before the first one).

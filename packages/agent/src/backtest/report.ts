@@ -1,7 +1,7 @@
 /** A self-contained HTML report of a backtest: inline CSS and SVG, no scripts, nothing fetched. */
 import { writeFile } from "node:fs/promises";
-import { drawdownSeries } from "./metrics";
-import type { BacktestResult } from "./types";
+import { drawdownSeries } from "./metrics.js";
+import type { BacktestResult } from "./types.js";
 
 /**
  * Options of `renderReport` / `writeReport`.

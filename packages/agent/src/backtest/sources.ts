@@ -2,7 +2,7 @@
 import { createReadStream } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { type CandleTape, timeOf } from "./tape";
+import { type CandleTape, timeOf } from "./tape.js";
 import type {
   ApiCandle,
   CandleRequest,
@@ -11,7 +11,7 @@ import type {
   HistoryPage,
   Interval,
   MarketCandle,
-} from "./types";
+} from "./types.js";
 
 /**
  * Milliseconds in one candle of each interval.

@@ -1,5 +1,5 @@
 /** The candles of a run, merged across markets in time order, held column by column. */
-import type { MarketCandle } from "./types";
+import type { MarketCandle } from "./types.js";
 
 /**
  * The columns of a `CandleTape`.

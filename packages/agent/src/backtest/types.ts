@@ -1,6 +1,6 @@
 /** Public types of the backtester: candles, sources, strategies, orders and results. */
-import type { paths } from "../generated/api";
-import type { CandleTape } from "./tape";
+import type { paths } from "../generated/api.js";
+import type { CandleTape } from "./tape.js";
 
 type HistoryGet = paths["/v1/prices/history"]["get"];
 

@@ -8,10 +8,10 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Crossbook } from "../client";
-import { CrossbookApiError } from "../errors";
-import type { PriceStream, PriceUpdate } from "../stream";
-import { DASHBOARD_HTML } from "./page";
+import type { Crossbook } from "../client.js";
+import { CrossbookApiError } from "../errors.js";
+import type { PriceStream, PriceUpdate } from "../stream.js";
+import { DASHBOARD_HTML } from "./page.js";
 
 /** What the dashboard shows about risk: any object with a JSON-able `status()`. */
 export interface RiskStatusSource {

@@ -5,8 +5,8 @@
  * chain) can refuse an order before it is sent.
  */
 import { randomUUID } from "node:crypto";
-import type { Crossbook, OrderRequest } from "../client";
-import { CrossbookApiError } from "../errors";
+import type { Crossbook, OrderRequest } from "../client.js";
+import { CrossbookApiError } from "../errors.js";
 
 export type Side = "buy" | "sell";
 export type Outcome = "yes" | "no";

@@ -9,9 +9,9 @@ import {
   intentProblems,
   isCheckResult,
   normalizeIntent,
-} from "./checks";
-import { parseRiskConfig, RISK_DEFAULTS, type RiskConfig } from "./config";
-import type { OrderIntent, RiskCheck, RiskDecision, RiskState } from "./types";
+} from "./checks.js";
+import { parseRiskConfig, RISK_DEFAULTS, type RiskConfig } from "./config.js";
+import type { OrderIntent, RiskCheck, RiskDecision, RiskState } from "./types.js";
 
 /**
  * What a chain needs from outside: the state it reads, how to cancel every open order (for the

@@ -2,7 +2,7 @@
  * The built-in checks and the per-intent context they read the state through. Internal: the chain
  * (chain.ts) assembles them from a {@link RiskConfig}.
  */
-import { RISK_DEFAULTS, type RiskConfig } from "./config";
+import { RISK_DEFAULTS, type RiskConfig } from "./config.js";
 import {
   allow,
   type NormalizedOrderIntent,
@@ -16,7 +16,7 @@ import {
   type RiskQuote,
   type RiskState,
   reject,
-} from "./types";
+} from "./types.js";
 
 /** Names of the built-in checks, in the order the chain runs them (reserved for custom checks). */
 export const BUILTIN_CHECKS = [

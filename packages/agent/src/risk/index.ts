@@ -15,7 +15,7 @@ export {
   type RiskChainDeps,
   RiskRejectedError,
   type RiskStatus,
-} from "./chain";
+} from "./chain.js";
 export {
   loadRiskConfig,
   parseRiskConfig,
@@ -23,8 +23,8 @@ export {
   type RiskConfig,
   RiskConfigError,
   type RiskConfigIssue,
-} from "./config";
-export { liveRiskState } from "./live";
+} from "./config.js";
+export { liveRiskState } from "./live.js";
 export {
   allow,
   type NormalizedOrderIntent,
@@ -39,4 +39,4 @@ export {
   type RiskQuote,
   type RiskState,
   reject,
-} from "./types";
+} from "./types.js";

@@ -2,8 +2,8 @@
  * A `RiskState` read from the service through the client: open positions, open orders, quotes, and
  * realized PnL since the start of the (UTC) day as seen by this process.
  */
-import type { Crossbook } from "../client";
-import type { RiskOpenOrders, RiskPosition, RiskQuote, RiskState } from "./types";
+import type { Crossbook } from "../client.js";
+import type { RiskOpenOrders, RiskPosition, RiskQuote, RiskState } from "./types.js";
 
 /**
  * Live state for the risk chain.
