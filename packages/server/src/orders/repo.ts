@@ -167,32 +167,28 @@ const insertFillsSql = new MultiRowStatement(
 
 /** Inserts the fills of a new order in one statement (a new order cannot have applied them before). */
 export async function insertNewFills(db: DbOrTrx, rows: readonly FillRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  // Far below either store's limit on bound parameters (an order rarely walks more than a few levels).
-  if (rows.length > 200) {
-    for (let i = 0; i < rows.length; i += 200) await insertNewFills(db, rows.slice(i, i + 200));
-    return;
-  }
-  const parameters: unknown[] = [];
-  for (const r of rows) {
-    parameters.push(
-      r.id,
-      r.order_id,
-      r.account_id,
-      r.environment,
-      r.market_id,
-      r.outcome,
-      r.side,
-      r.price,
-      r.size,
-      r.fee,
-      r.liquidity,
-      r.cause,
-      r.cause_key,
-      r.created_at,
-    );
-  }
-  await insertFillsSql.forRows(rows.length).run(db, parameters);
+  await insertFillsSql.runInChunks(
+    db,
+    rows,
+    (r, parameters) =>
+      parameters.push(
+        r.id,
+        r.order_id,
+        r.account_id,
+        r.environment,
+        r.market_id,
+        r.outcome,
+        r.side,
+        r.price,
+        r.size,
+        r.fee,
+        r.liquidity,
+        r.cause,
+        r.cause_key,
+        r.created_at,
+      ),
+    { maxRows: 200 },
+  );
 }
 
 export async function fillsOf(db: DbOrTrx, orderId: string): Promise<FillRow[]> {

@@ -234,7 +234,7 @@ export class WebhookDispatcher {
       }
       // Many rows per statement (in recording order, so `seq` keeps the events' order).
       for (let k = 0; k < deliveries.length; k += 200) {
-        await repo.insertDeliveries(trx, this.dialect, deliveries.slice(k, k + 200), nowIso);
+        await repo.insertDeliveries(trx, deliveries.slice(k, k + 200), nowIso);
       }
       const last: EventCursor = events[events.length - 1]!.cursor;
       await repo.saveCursor(trx, CURSOR, last, nowIso);
@@ -372,7 +372,6 @@ export class WebhookDispatcher {
     if (sent.length > 0) {
       await repo.insertAttempts(
         trx,
-        this.dialect,
         sent.map(({ delivery, outcome, at }) => attemptRow(delivery, delivery.attempts + 1, outcome, at)),
       );
     }
@@ -380,7 +379,6 @@ export class WebhookDispatcher {
     if (successes.length > 0) {
       await repo.markDelivered(
         trx,
-        this.dialect,
         successes.map((x) => x.delivery.seq),
         successes.at(-1)!.at,
       );

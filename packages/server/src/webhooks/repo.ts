@@ -1,6 +1,7 @@
 /** Webhooks, deliveries, attempts and the fan-out cursor: the only SQL over those tables. */
-import { CompiledQuery, type Selectable, sql } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { EventCursor } from "../events/outbox";
+import { MultiRowStatement } from "../infra/db/prepared";
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from "../infra/db/schema";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 
@@ -105,36 +106,38 @@ export async function saveCursor(
 
 // --- bulk statements -----------------------------------------------------------------------------
 //
-// The dispatcher's per-delivery statements, many rows at a time, as SQL text built once per (dialect,
-// row count) with every value bound as a parameter. Building them through the query builder costs
-// more per row than running them, and the same text lets SQLite reuse its prepared statement.
+// The dispatcher's per-delivery statements, many rows at a time, as fixed SQL text (one per row
+// count) with every value bound as a parameter: building them through the query builder costs more
+// per row than running them, and the same text lets SQLite reuse its prepared statement.
 
-const bulkText = new Map<string, string>();
 /** Rows per statement: keeps the bound parameters far below SQLite's and PostgreSQL's limits. */
 const BULK_ROWS = 500;
 
-/** `template` repeated `rows` times, joined by `separator`, inside `head`…`tail`; `?` numbered for pg. */
-function bulk(
-  dialect: Dialect,
-  key: string,
-  head: string,
-  template: string,
-  rows: number,
-  tail = "",
-): string {
-  const cacheKey = `${dialect}|${key}|${rows}`;
-  let text = bulkText.get(cacheKey);
-  if (text === undefined) {
-    text = `${head}${Array.from({ length: rows }, () => template).join(", ")}${tail}`;
-    if (dialect === "postgres") {
-      let n = 0;
-      text = text.replace(/\?/g, () => `$${++n}`);
-    }
-    if (bulkText.size >= 1_000) bulkText.clear();
-    bulkText.set(cacheKey, text);
-  }
-  return text;
-}
+const insertDeliveriesSql = new MultiRowStatement(
+  "insert into webhook_deliveries (id, webhook_id, event_id, event_type, body, status, attempts, " +
+    "round_attempts, next_attempt_at, created_at, updated_at) values ",
+  "(?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)",
+  " on conflict (webhook_id, event_id) do nothing",
+  BULK_ROWS,
+);
+
+const markDeliveredSql = new MultiRowStatement(
+  "update webhook_deliveries set status = 'success', attempts = attempts + 1, " +
+    "round_attempts = round_attempts + 1, last_error = null, completed_at = ?, updated_at = ? " +
+    // By key alone: with a status condition too, SQLite may walk the pending index instead.
+    "where seq in (",
+  "?",
+  ")",
+  BULK_ROWS,
+);
+
+const insertAttemptsSql = new MultiRowStatement(
+  "insert into webhook_attempts (id, delivery_id, webhook_id, event_type, attempt, status, " +
+    "response_code, response_time_ms, error, created_at) values ",
+  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  "",
+  BULK_ROWS,
+);
 
 // --- deliveries ----------------------------------------------------------------------------------
 
@@ -151,30 +154,16 @@ export interface NewDelivery {
 /** Inserts new pending deliveries (in order: `seq` follows), skipping any (webhook, event) already there. */
 export async function insertDeliveries(
   db: DbOrTrx,
-  dialect: Dialect,
   rows: readonly NewDelivery[],
   nowIso: string,
 ): Promise<void> {
-  if (rows.length > BULK_ROWS) {
-    for (let i = 0; i < rows.length; i += BULK_ROWS)
-      await insertDeliveries(db, dialect, rows.slice(i, i + BULK_ROWS), nowIso);
-    return;
-  }
-  if (rows.length === 0) return;
-  const text = bulk(
-    dialect,
-    "deliveries",
-    "insert into webhook_deliveries (id, webhook_id, event_id, event_type, body, status, attempts, " +
-      "round_attempts, next_attempt_at, created_at, updated_at) values ",
-    "(?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)",
-    rows.length,
-    " on conflict (webhook_id, event_id) do nothing",
+  await insertDeliveriesSql.runInChunks(
+    db,
+    rows,
+    (row, parameters) =>
+      parameters.push(row.id, row.webhook_id, row.event_id, row.event_type, row.body, nowIso, nowIso, nowIso),
+    { maxRows: BULK_ROWS },
   );
-  const parameters: unknown[] = [];
-  for (const row of rows) {
-    parameters.push(row.id, row.webhook_id, row.event_id, row.event_type, row.body, nowIso, nowIso, nowIso);
-  }
-  await db.executeQuery(CompiledQuery.raw(text, parameters));
 }
 
 /**
@@ -240,67 +229,32 @@ export async function pendingHead(
  * Marks deliveries of a webhook whose lease we hold as delivered (attempts recorded alongside). By
  * `seq`, the primary key (SQLite's rowid): each row is found without a secondary-index search.
  */
-export async function markDelivered(
-  db: DbOrTrx,
-  dialect: Dialect,
-  seqs: readonly number[],
-  atIso: string,
-): Promise<void> {
-  if (seqs.length > BULK_ROWS) {
-    for (let i = 0; i < seqs.length; i += BULK_ROWS)
-      await markDelivered(db, dialect, seqs.slice(i, i + BULK_ROWS), atIso);
-    return;
-  }
-  if (seqs.length === 0) return;
-  const text = bulk(
-    dialect,
-    "delivered",
-    "update webhook_deliveries set status = 'success', attempts = attempts + 1, " +
-      "round_attempts = round_attempts + 1, last_error = null, completed_at = ?, updated_at = ? " +
-      // By key alone: with a status condition too, SQLite may walk the pending index instead.
-      "where seq in (",
-    "?",
-    seqs.length,
-    ")",
-  );
-  await db.executeQuery(CompiledQuery.raw(text, [atIso, atIso, ...seqs]));
+export async function markDelivered(db: DbOrTrx, seqs: readonly number[], atIso: string): Promise<void> {
+  await markDeliveredSql.runInChunks(db, seqs, (seq, parameters) => parameters.push(seq), {
+    maxRows: BULK_ROWS,
+    leading: [atIso, atIso],
+  });
 }
 
-export async function insertAttempts(
-  db: DbOrTrx,
-  dialect: Dialect,
-  rows: readonly AttemptRow[],
-): Promise<void> {
-  if (rows.length > BULK_ROWS) {
-    for (let i = 0; i < rows.length; i += BULK_ROWS)
-      await insertAttempts(db, dialect, rows.slice(i, i + BULK_ROWS));
-    return;
-  }
-  if (rows.length === 0) return;
-  const text = bulk(
-    dialect,
-    "attempts",
-    "insert into webhook_attempts (id, delivery_id, webhook_id, event_type, attempt, status, " +
-      "response_code, response_time_ms, error, created_at) values ",
-    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    rows.length,
+export async function insertAttempts(db: DbOrTrx, rows: readonly AttemptRow[]): Promise<void> {
+  await insertAttemptsSql.runInChunks(
+    db,
+    rows,
+    (r, parameters) =>
+      parameters.push(
+        r.id,
+        r.delivery_id,
+        r.webhook_id,
+        r.event_type,
+        r.attempt,
+        r.status,
+        r.response_code,
+        r.response_time_ms,
+        r.error,
+        r.created_at,
+      ),
+    { maxRows: BULK_ROWS },
   );
-  const parameters: unknown[] = [];
-  for (const r of rows) {
-    parameters.push(
-      r.id,
-      r.delivery_id,
-      r.webhook_id,
-      r.event_type,
-      r.attempt,
-      r.status,
-      r.response_code,
-      r.response_time_ms,
-      r.error,
-      r.created_at,
-    );
-  }
-  await db.executeQuery(CompiledQuery.raw(text, parameters));
 }
 
 export async function insertAttempt(db: DbOrTrx, row: AttemptRow): Promise<void> {

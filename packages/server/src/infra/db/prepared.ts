@@ -118,6 +118,27 @@ export class MultiRowStatement<Row = never> {
     private readonly maxKept = 64,
   ) {}
 
+  /**
+   * Runs the statement over `rows`, at most `maxRows` per statement (keeping the bound parameters
+   * far below SQLite's and PostgreSQL's limits): `bind` appends one row's values, after `leading`
+   * (values that come before the rows in the text). Returns the rows changed.
+   */
+  async runInChunks<T>(
+    db: DbOrTrx,
+    rows: readonly T[],
+    bind: (row: T, parameters: unknown[]) => void,
+    options: { maxRows: number; leading?: readonly unknown[] },
+  ): Promise<number> {
+    let changed = 0;
+    for (let start = 0; start < rows.length; start += options.maxRows) {
+      const end = Math.min(rows.length, start + options.maxRows);
+      const parameters: unknown[] = options.leading ? [...options.leading] : [];
+      for (let i = start; i < end; i++) bind(rows[i]!, parameters);
+      changed += await this.forRows(end - start).changes(db, parameters);
+    }
+    return changed;
+  }
+
   forRows(rows: number): Statement<Row> {
     let statement = this.#byCount.get(rows);
     if (!statement) {
