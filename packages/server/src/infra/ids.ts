@@ -89,8 +89,6 @@ export type IdPrefix =
   | "whd"
   | "wha"
   | "alt"
-  | "mch"
-  | "cev"
   | "mat"
   | "xev"
   | "vcr";

@@ -313,8 +313,6 @@ export interface WebhookDeliveriesTable {
   attempts: number;
   round_attempts: number;
   next_attempt_at: string;
-  lease_owner: string | null;
-  lease_until: string | null;
   last_response_code: number | null;
   last_response_time_ms: number | null;
   last_error: string | null;

@@ -15,6 +15,7 @@ import { webhooks } from "./007_webhooks";
 import { webhookLeases } from "./008_webhook_leases";
 import { matches } from "./009_matches";
 import { hotPathIndexes } from "./010_hot_path_indexes";
+import { dropDeliveryLeases } from "./011_drop_delivery_leases";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -28,5 +29,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "008_webhook_leases": webhookLeases(dialect),
     "009_matches": matches(dialect),
     "010_hot_path_indexes": hotPathIndexes(dialect),
+    "011_drop_delivery_leases": dropDeliveryLeases(dialect),
   };
 }
