@@ -3,6 +3,7 @@
  * several instances racing on the same crossing change the row (and record the event) once.
  */
 import type { Insertable, Selectable } from "kysely";
+import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { AlertsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
@@ -52,20 +53,9 @@ export async function listAlerts(
   db: DbOrTrx,
   owner: Owner,
   filter: AlertFilter,
-  page: { limit: number; offset: number },
+  page: PageRequest,
 ): Promise<{ rows: AlertRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    owned(db, owner, filter)
-      .selectAll()
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    owned(db, owner, filter)
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return pageWithTotal(owned(db, owner, filter), (q) => q.selectAll().orderBy("id", "desc"), page);
 }
 
 export async function deleteAlert(db: DbOrTrx, owner: Owner, id: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 /** SQL for the market catalog. */
 import type { Selectable } from "kysely";
+import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { MarketsTable, VenueEventsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
@@ -90,15 +91,9 @@ function filtered(db: DbOrTrx, filter: MarketFilter) {
 export async function listMarkets(
   db: DbOrTrx,
   filter: MarketFilter,
-  page: { limit: number; offset: number },
+  page: PageRequest,
 ): Promise<{ rows: MarketRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    filtered(db, filter).selectAll().orderBy("id").limit(page.limit).offset(page.offset).execute(),
-    filtered(db, filter)
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return pageWithTotal(filtered(db, filter), (q) => q.selectAll().orderBy("id"), page);
 }
 
 export async function findEvent(db: DbOrTrx, id: string): Promise<VenueEventRow | undefined> {

@@ -5,6 +5,7 @@
  * on one PostgreSQL.
  */
 import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
+import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { MatchesTable } from "../infra/db/schema";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 
@@ -339,21 +340,13 @@ function filteredMatches(db: DbOrTrx, filter: MatchFilter) {
 export async function listMatches(
   db: DbOrTrx,
   filter: MatchFilter,
-  page: { limit: number; offset: number },
+  page: PageRequest,
 ): Promise<{ rows: MatchRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    filteredMatches(db, filter)
-      .selectAll()
-      .orderBy("confidence", "desc")
-      .orderBy("id")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    filteredMatches(db, filter)
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return pageWithTotal(
+    filteredMatches(db, filter),
+    (q) => q.selectAll().orderBy("confidence", "desc").orderBy("id"),
+    page,
+  );
 }
 
 export interface EventFilter {

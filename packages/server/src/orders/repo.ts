@@ -1,6 +1,7 @@
 /** Order rows: the only SQL over `orders` and `fills`. */
 import { type Selectable, sql } from "kysely";
 import { OPEN_GTD_CONDITION } from "../infra/db/migrations/010_hot_path_indexes";
+import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import { MultiRowStatement, Statement } from "../infra/db/prepared";
 import type { FillsTable, IdempotencyKeysTable, OrdersTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
@@ -83,7 +84,7 @@ export async function listOrders(
   db: DbOrTrx,
   owner: Owner,
   filter: OrderFilter,
-  page: { limit: number; offset: number },
+  page: PageRequest,
 ): Promise<{ rows: OrderRow[]; total: number }> {
   let query = db
     .selectFrom("orders")
@@ -92,17 +93,7 @@ export async function listOrders(
   if (filter.status && filter.status !== "all") query = query.where("status", "=", filter.status);
   if (filter.marketId) query = query.where("market_id", "=", filter.marketId);
   if (filter.side) query = query.where("side", "=", filter.side);
-  const [rows, count] = await Promise.all([
-    query
-      .selectAll()
-      .orderBy("created_at", "desc")
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return pageWithTotal(query, (q) => q.selectAll().orderBy("created_at", "desc").orderBy("id", "desc"), page);
 }
 
 /** Open or pending orders of an owner (bulk cancel), oldest first. */

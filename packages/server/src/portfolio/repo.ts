@@ -1,6 +1,7 @@
 /** Balances, positions and transfers: the only SQL over those tables. */
 import type { Selectable } from "kysely";
 import { sql } from "kysely";
+import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import { Statement } from "../infra/db/prepared";
 import type { BalancesTable, PositionsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
@@ -258,7 +259,7 @@ export async function listPositions(
   db: DbOrTrx,
   owner: Owner,
   filter: PositionFilter,
-  page: { limit: number; offset: number },
+  page: PageRequest,
 ): Promise<{ rows: PositionRow[]; total: number }> {
   let query = db
     .selectFrom("positions")
@@ -267,17 +268,7 @@ export async function listPositions(
   if (filter.status && filter.status !== "all") query = query.where("status", "=", filter.status);
   if (filter.marketId) query = query.where("market_id", "=", filter.marketId);
   if (filter.outcome) query = query.where("outcome", "=", filter.outcome);
-  const [rows, count] = await Promise.all([
-    query
-      .selectAll()
-      .orderBy("opened_at", "desc")
-      .orderBy("id", "desc")
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    query.select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+  return pageWithTotal(query, (q) => q.selectAll().orderBy("opened_at", "desc").orderBy("id", "desc"), page);
 }
 
 /** Open positions on a market (resolution settles them). */
