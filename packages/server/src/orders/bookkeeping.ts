@@ -160,40 +160,21 @@ export async function applyFill(
   } else {
     // A sell always has its contracts reserved (orders/service checks), so the position exists.
     if (!position) throw new Error(`sell order ${order.id} has no position`);
-    const removed = costOfSlice(position.cost_basis, position.size, size);
-    const realized = value - removed;
+    const sale = positionAfterSale(position, size, value, fill.fee, ctx.nowIso);
     await adjustBalance(
       trx,
       owner,
-      { available: value - fill.fee, fees: fill.fee, realizedPnl: realized },
+      { available: value - fill.fee, fees: fill.fee, realizedPnl: sale.realized },
       ctx.nowIso,
     );
-    const remaining = position.size - size;
-    closed = remaining === 0;
-    const before: PositionRow = position;
-    position = {
-      ...position,
-      size: remaining,
-      reserved: Math.max(0, position.reserved - size),
-      cost_basis: position.cost_basis - removed,
-      realized_pnl: position.realized_pnl + realized,
-      fees: position.fees + fill.fee,
-      status: closed ? "closed" : "open",
-      closed_at: closed ? ctx.nowIso : null,
-      updated_at: ctx.nowIso,
-    };
-    await updatePosition(trx, position.id, changedColumns(before, position));
+    closed = sale.position.size === 0;
+    await updatePosition(trx, position.id, changedColumns(position, sale.position));
+    position = sale.position;
   }
 
   const updated: OrderRow = {
-    ...order,
-    filled_amount: filled,
-    filled_notional: order.filled_notional + value,
-    fees: order.fees + fill.fee,
-    locked: lockedAfter,
-    status: filled >= order.amount ? "filled" : order.status === "pending" ? "open" : order.status,
+    ...orderAfterFill(order, size, value, fill.fee, lockedAfter, ctx.nowIso),
     position_id: position.id,
-    updated_at: ctx.nowIso,
   };
   if (!(await updateOrderIf(trx, order, updated))) throw new FenceError(order.id);
 
@@ -305,35 +286,14 @@ export async function openOrder(
       bought.cost += value;
       bought.fees += fill.fee;
     } else {
-      const current = position!;
-      const removed = costOfSlice(current.cost_basis, current.size, size);
-      const realized = value - removed;
+      const sale = positionAfterSale(position!, size, value, fill.fee, ctx.nowIso);
       balance.available += value - fill.fee;
       balance.fees += fill.fee;
-      balance.realizedPnl += realized;
-      const remaining = current.size - size;
-      position = {
-        ...current,
-        size: remaining,
-        reserved: Math.max(0, current.reserved - size),
-        cost_basis: current.cost_basis - removed,
-        realized_pnl: current.realized_pnl + realized,
-        fees: current.fees + fill.fee,
-        status: remaining === 0 ? "closed" : "open",
-        closed_at: remaining === 0 ? ctx.nowIso : null,
-        updated_at: ctx.nowIso,
-      };
-      if (remaining === 0) closed = position;
+      balance.realizedPnl += sale.realized;
+      position = sale.position;
+      if (position.size === 0) closed = position;
     }
-    row = {
-      ...row,
-      filled_amount: filled,
-      filled_notional: row.filled_notional + value,
-      fees: row.fees + fill.fee,
-      locked: lockedAfter,
-      status: filled >= row.amount ? "filled" : row.status === "pending" ? "open" : row.status,
-      updated_at: ctx.nowIso,
-    };
+    row = orderAfterFill(row, size, value, fill.fee, lockedAfter, ctx.nowIso);
     steps.push({ size, price: fill.price, value, row, closed });
   }
 
@@ -520,6 +480,57 @@ export async function settlePosition(
     environment: owner.environment,
   });
   return settled;
+}
+
+/**
+ * A position after selling `size` of it for `value` (fee `fee`): its cost leaves pro rata, the
+ * difference is realized, and it closes when empty. Both the step-by-step and the one-plan path use it.
+ */
+function positionAfterSale(
+  position: PositionRow,
+  size: number,
+  value: number,
+  fee: number,
+  nowIso: string,
+): { position: PositionRow; realized: number } {
+  const removed = costOfSlice(position.cost_basis, position.size, size);
+  const realized = value - removed;
+  const remaining = position.size - size;
+  return {
+    realized,
+    position: {
+      ...position,
+      size: remaining,
+      reserved: Math.max(0, position.reserved - size),
+      cost_basis: position.cost_basis - removed,
+      realized_pnl: position.realized_pnl + realized,
+      fees: position.fees + fee,
+      status: remaining === 0 ? "closed" : "open",
+      closed_at: remaining === 0 ? nowIso : null,
+      updated_at: nowIso,
+    },
+  };
+}
+
+/** An order after one fill of `size` for `value` (fee `fee`), its collateral now `lockedAfter`. */
+function orderAfterFill(
+  order: OrderRow,
+  size: number,
+  value: number,
+  fee: number,
+  lockedAfter: number,
+  nowIso: string,
+): OrderRow {
+  const filled = order.filled_amount + size;
+  return {
+    ...order,
+    filled_amount: filled,
+    filled_notional: order.filled_notional + value,
+    fees: order.fees + fee,
+    locked: lockedAfter,
+    status: filled >= order.amount ? "filled" : order.status === "pending" ? "open" : order.status,
+    updated_at: nowIso,
+  };
 }
 
 /** The stored row of one fill of `order` (both the step-by-step and the one-plan path write it). */
