@@ -513,22 +513,17 @@ class Replay {
 
   cancelOrder(order: SimOrder, reason: CancelledOrder["reason"]): void {
     this.remove(order);
-    this.cancelled.push({
-      order_id: order.id,
-      timestamp: iso(this.now),
-      market_id: order.market_id,
-      side: SIDES[order.side],
-      outcome: OUTCOMES[order.outcome],
-      type: TYPES[order.type],
-      price: order.price >= 0 ? usd(order.price) : null,
-      amount: order.amount,
-      reason,
-    });
+    this.cancelled.push({ ...this.ended(order), reason });
   }
 
   rejectAtFill(order: SimOrder, reason: RejectReason, message: string): void {
     this.remove(order);
-    this.rejected.push({
+    this.rejected.push({ ...this.ended(order), reason, message });
+  }
+
+  /** What the cancelled and rejected lists say of an order taken off now. */
+  ended(order: SimOrder): Omit<CancelledOrder, "reason"> {
+    return {
       order_id: order.id,
       timestamp: iso(this.now),
       market_id: order.market_id,
@@ -537,9 +532,7 @@ class Replay {
       type: TYPES[order.type],
       price: order.price >= 0 ? usd(order.price) : null,
       amount: order.amount,
-      reason,
-      message,
-    });
+    };
   }
 
   /** Fills the open orders of market `m` that candle row `i` reaches, in the order they were placed. */
