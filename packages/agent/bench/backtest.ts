@@ -12,6 +12,7 @@
  *   node --import tsx packages/agent/bench/backtest.ts [--candles 5000000] [--markets 50] [--rounds 5]
  */
 import { backtest, CandleTape, type StrategyContext } from "../src/backtest/index";
+import { seededRandom } from "../test/support/random";
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
@@ -27,18 +28,6 @@ const SIZE = 10;
 const MICROS = 1_000_000;
 const T0 = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;
-
-/** mulberry32: small, fast and deterministic, so every run replays the same candles. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 function generate(): CandleTape {
   const steps = Math.ceil(CANDLES / MARKETS);

@@ -25,6 +25,7 @@ import {
   writeReport,
 } from "../src/backtest/index";
 import { createProgress } from "../src/backtest/progress";
+import { seededRandom } from "./support/random";
 
 const K = "kalshi:TEST-26";
 const P = "polymarket:0xabc";
@@ -523,19 +524,8 @@ describe("metrics", () => {
 });
 
 /** Deterministic pseudo-random candles and a strategy that trades on them. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 function randomCandles(markets: string[], hours: number, seed: number): MarketCandle[] {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const out: MarketCandle[] = [];
   for (const m of markets) {
     let p = 0.5;
@@ -553,7 +543,7 @@ function randomCandles(markets: string[], hours: number, seed: number): MarketCa
 const round = (x: number) => Math.round(x * 1e4) / 1e4;
 
 function tradingStrategy(seed: number) {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   return {
     onCandle(ctx: StrategyContext) {
       for (const c of ctx.candles) {

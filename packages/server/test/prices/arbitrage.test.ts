@@ -4,6 +4,7 @@
  * with depth, and a property check that the reported size maximises profit over every size.
  */
 import { describe, expect, it } from "vitest";
+import { seededRandom } from "../../bench/support/random";
 import { type FeeModel, notional, takerFee } from "../../src/portfolio/ledger";
 import { type ArbitrageMarket, analyzeArbitrage, type DirectionResult } from "../../src/prices/arbitrage";
 import { MICROS } from "../../src/venues/decimal";
@@ -214,18 +215,6 @@ describe("analyzeArbitrage: complement pairs and refusals", () => {
 
 // --- property: the reported size is the best of all sizes -----------------------------------------
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** An independent walk: what `size` contracts cost on these asks, one fill per level. */
 function naiveCost(asks: readonly BookLevel[], fees: FeeModel, size: number): number {
   let left = size;
@@ -242,7 +231,7 @@ function naiveCost(asks: readonly BookLevel[], fees: FeeModel, size: number): nu
 
 describe("analyzeArbitrage: property", () => {
   it("reports the size that maximises profit over every size (the largest on ties), on random books", () => {
-    const random = rng(20261122);
+    const random = seededRandom(20261122);
     const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
     let withEdge = 0;
     for (let round = 0; round < 400; round++) {

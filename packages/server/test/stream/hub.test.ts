@@ -7,6 +7,7 @@ import { EventEmitter } from "node:events";
 import type { Duplex } from "node:stream";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { seededRandom } from "../../bench/support/random";
 import { ManualClock } from "../../src/infra/clock";
 import { MemoryConnectionSlots } from "../../src/infra/slots/memory";
 import type { QuoteUpdate } from "../../src/prices/service";
@@ -267,22 +268,10 @@ describe("stream hub heartbeat", () => {
 });
 
 describe("stream hub under random traffic", () => {
-  /** mulberry32, so a failing seed can be replayed. */
-  const random = (seed: number) => {
-    let state = seed >>> 0;
-    return () => {
-      state = (state + 0x6d2b79f5) >>> 0;
-      let t = state;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-    };
-  };
-
   it.each(Array.from({ length: 25 }, (_, i) => i + 1))(
     "keeps seq, order, subscriptions and latest-wins right (seed %i)",
     async (seed) => {
-      const rnd = random(seed);
+      const rnd = seededRandom(seed); // deterministic: a failing seed can be replayed
       const pick = <T>(items: readonly T[]) => items[Math.floor(rnd() * items.length)]!;
       const markets = Array.from({ length: 8 }, (_, i) => `m${i}`);
       const hub = new StreamHub(
