@@ -8,7 +8,12 @@ import { randomBytes, randomFillSync } from "node:crypto";
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 let lastTime = -1;
-const lastRandom = new Uint8Array(10);
+/** `lastTime` in base32 (10 characters): every id of one millisecond shares it. */
+let lastTimeText = "";
+/** The 80 random bits of the last id as 16 base32 digits (5 bits each), most significant first. */
+const randomDigits = new Uint8Array(16);
+/** The first 15 of those digits as text: an increment usually changes only the last one. */
+let randomHead = "";
 
 function encodeTime(ms: number): string {
   let out = "";
@@ -20,32 +25,26 @@ function encodeTime(ms: number): string {
   return out;
 }
 
-function encodeRandom(bytes: Uint8Array): string {
-  // 80 bits -> 16 base32 characters, 5 bits at a time.
+function encodeHead(): string {
   let out = "";
-  let buffer = 0;
-  let bits = 0;
-  for (const byte of bytes) {
-    buffer = (buffer << 8) | byte;
-    bits += 8;
-    while (bits >= 5) {
-      bits -= 5;
-      out += ALPHABET[(buffer >> bits) & 31];
-    }
-    buffer &= (1 << bits) - 1;
-  }
+  for (let i = 0; i < 15; i++) out += ALPHABET[randomDigits[i]!];
   return out;
 }
 
-function incrementRandom(): void {
-  for (let i = lastRandom.length - 1; i >= 0; i--) {
-    const value = lastRandom[i]!;
-    if (value < 255) {
-      lastRandom[i] = value + 1;
-      return;
+/**
+ * Adds one to the 80-bit random part (16 digits of 5 bits: the same number, so the same +1 as on
+ * bytes), wrapping at the top. Returns whether a digit other than the last changed.
+ */
+function incrementRandom(): boolean {
+  for (let i = 15; i >= 0; i--) {
+    const digit = randomDigits[i]!;
+    if (digit < 31) {
+      randomDigits[i] = digit + 1;
+      return i < 15;
     }
-    lastRandom[i] = 0;
+    randomDigits[i] = 0;
   }
+  return true;
 }
 
 /**
@@ -54,25 +53,44 @@ function incrementRandom(): void {
  */
 const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;
+const drawn = new Uint8Array(10);
 
-function fillRandom(target: Uint8Array): void {
-  if (poolOffset + target.length > pool.length) {
+/** 80 fresh random bits into `randomDigits`. */
+function drawRandom(): void {
+  if (poolOffset + drawn.length > pool.length) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  target.set(pool.subarray(poolOffset, poolOffset + target.length));
-  poolOffset += target.length;
+  drawn.set(pool.subarray(poolOffset, poolOffset + drawn.length));
+  poolOffset += drawn.length;
+  let buffer = 0;
+  let bits = 0;
+  let digit = 0;
+  for (const byte of drawn) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      randomDigits[digit++] = (buffer >> bits) & 31;
+    }
+    buffer &= (1 << bits) - 1;
+  }
 }
 
-/** A ULID-like body (26 characters), monotonic within this process. */
+/**
+ * A ULID-like body (26 characters), monotonic within this process. Every request gets one (its
+ * request id), so the time and the first 15 random characters are kept as text between calls.
+ */
 export function ulid(nowMs: number = Date.now()): string {
   if (nowMs === lastTime) {
-    incrementRandom();
+    if (incrementRandom()) randomHead = encodeHead();
   } else {
     lastTime = nowMs;
-    fillRandom(lastRandom);
+    lastTimeText = encodeTime(nowMs);
+    drawRandom();
+    randomHead = encodeHead();
   }
-  return encodeTime(nowMs) + encodeRandom(lastRandom);
+  return lastTimeText + randomHead + ALPHABET[randomDigits[15]!];
 }
 
 export type IdPrefix =

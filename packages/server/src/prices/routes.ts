@@ -58,6 +58,9 @@ interface ResolvedList {
   body: Buffer | null;
   minute: number;
   quoteVersions: number[];
+  /** The last whole response and the millisecond its `timestamp` shows: callers in that ms share it. */
+  response: Buffer | null;
+  responseMs: number;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -108,6 +111,8 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
       body: null,
       minute: -1,
       quoteVersions: new Array<number>(markets.length),
+      response: null,
+      responseMs: -1,
     };
   }
 
@@ -138,11 +143,13 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
       const { markets } = list;
       deps.prices.watch(markets);
       const now = deps.clock.now();
-      const timestamp = isoFromMs(now);
 
       if (!include_orderbook) {
         const minute = Math.floor(now / 60_000);
-        if (!fresh(list, minute)) {
+        if (fresh(list, minute)) {
+          // A busy bot asks many times a millisecond: the same bytes, sent again (never modified).
+          if (list.responseMs === now) return sendSerialized(reply, list.response!);
+        } else {
           // Already-serialized fragments, in the order asked: no per-request serialization of quotes.
           let data = '{"success":true,"data":{';
           for (let i = 0; i < markets.length; i++) {
@@ -154,12 +161,16 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
           list.minute = minute;
         }
         const head = list.body!;
+        const timestamp = isoFromMs(now);
         const out = Buffer.allocUnsafe(head.length + timestamp.length + 2);
         head.copy(out, 0);
         out.write(timestamp, head.length, "latin1");
         out.write('"}', head.length + timestamp.length, "latin1");
+        list.response = out;
+        list.responseMs = now;
         return sendSerialized(reply, out);
       }
+      const timestamp = isoFromMs(now);
       const books = await Promise.all(markets.map((market) => deps.prices.book(market, depth)));
       const data: Record<string, unknown> = {};
       markets.forEach((market, i) => {

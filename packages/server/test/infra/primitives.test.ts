@@ -19,6 +19,21 @@ describe("ids", () => {
     expect([c, b, a].sort()).toEqual([a, b, c]);
     expect(new Set(Array.from({ length: 10_000 }, () => ulid())).size).toBe(10_000);
   });
+
+  it("count up within one millisecond, carrying into the kept characters", () => {
+    // 5,000 ids in one millisecond: the last character wraps about 150 times.
+    const ids = Array.from({ length: 5_000 }, () => ulid(3_000));
+    for (let i = 1; i < ids.length; i++) {
+      expect(ids[i]! > ids[i - 1]!).toBe(true);
+      expect(ids[i]!.slice(0, 10)).toBe(ids[0]!.slice(0, 10));
+    }
+    const value = (id: string) =>
+      [...id.slice(10)].reduce(
+        (n, ch) => n * 32n + BigInt("0123456789ABCDEFGHJKMNPQRSTVWXYZ".indexOf(ch)),
+        0n,
+      );
+    expect(value(ids[4_999]!) - value(ids[0]!)).toBe(4_999n);
+  });
 });
 
 describe("isoFromMs", () => {

@@ -42,4 +42,27 @@ describe("operations endpoints", () => {
     expect(response.body).toMatch(/route="unmatched",status="404"/);
     expect(response.body).toContain("crossbook_http_request_duration_seconds_bucket");
   });
+
+  it("keeps each series' histogram consistent with its count: cumulative buckets, +Inf = count", async () => {
+    for (let i = 0; i < 3; i++) await t.app.inject({ method: "GET", url: "/healthz" });
+    const body = (await t.app.inject({ method: "GET", url: "/metrics" })).body;
+    const labels = 'method="GET",route="/healthz",status="200"';
+    const value = (line: RegExp) => Number(line.exec(body)?.[1]);
+    const count = value(new RegExp(`crossbook_http_requests_total\\{${labels}\\} (\\d+)`));
+    expect(count).toBeGreaterThanOrEqual(3);
+    expect(value(new RegExp(`crossbook_http_request_duration_seconds_count\\{${labels}\\} (\\d+)`))).toBe(
+      count,
+    );
+    expect(
+      value(new RegExp(`crossbook_http_request_duration_seconds_bucket\\{le="\\+Inf",${labels}\\} (\\d+)`)),
+    ).toBe(count);
+    const buckets = [...body.matchAll(new RegExp(`_bucket\\{le="([^"]+)",${labels}\\} (\\d+)`, "g"))].map(
+      (m) => Number(m[2]),
+    );
+    expect(buckets).toHaveLength(14);
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]).toBeGreaterThanOrEqual(buckets[i - 1]!);
+    expect(
+      value(new RegExp(`crossbook_http_request_duration_seconds_sum\\{${labels}\\} ([0-9.e-]+)`)),
+    ).toBeGreaterThan(0);
+  });
 });

@@ -118,6 +118,13 @@ describe.each(STORE_BACKENDS)("GET /v1/prices on %s", (store) => {
     // A change after a cached answer is seen at once.
     kalshi.emit({ kind: "book", book: book("kalshi:LIVE", 500_000, 540_000) });
     expect((await get("/v1/prices?market_ids=kalshi:LIVE")).json().data["kalshi:LIVE"].price).toBe(0.52);
+    // Within one millisecond the same answer is sent again; the next millisecond shows its own time.
+    const again = (await get("/v1/prices?market_ids=kalshi:LIVE")).json();
+    expect(again.data["kalshi:LIVE"].price).toBe(0.52);
+    t.clock.advance(1);
+    const later = (await get("/v1/prices?market_ids=kalshi:LIVE")).json();
+    expect(Date.parse(later.timestamp) - Date.parse(again.timestamp)).toBe(1);
+    expect(later.data).toEqual(again.data);
   });
 
   it("adds books with include_orderbook: the live feed's, else the venue's REST book", async () => {
