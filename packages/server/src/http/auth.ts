@@ -31,6 +31,8 @@ export type AuthContext =
       key: ApiKey;
       permissions: Set<Permission>;
       limits: KeyLimits;
+      /** Whose request budget a request spends (`key:<id>`), built once per context. */
+      rateSubject: string;
     }
   | {
       kind: "session";
@@ -38,6 +40,7 @@ export type AuthContext =
       session: Session;
       permissions: Set<Permission>;
       limits: KeyLimits;
+      rateSubject: string;
     };
 
 declare module "fastify" {
@@ -65,8 +68,14 @@ export interface AuthDeps {
 /** The token of an `Authorization: Bearer <token>` header (HTTP requests and stream upgrades). */
 export function bearerToken(header: string | undefined): string | undefined {
   if (typeof header !== "string") return undefined;
-  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  // The usual form, "Bearer <token>", without a regular expression (every request comes here).
+  if (header.startsWith("Bearer ") && header.length > 7 && BEARER_TOKEN.test(header)) return header.slice(7);
+  return BEARER.exec(header)?.[1];
 }
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+/** After "Bearer ": one run of visible characters, nothing else. */
+const BEARER_TOKEN = /^Bearer [!-~]+$/;
 
 /** What a caller over its budget is told, on REST and on the stream alike. */
 export function rateLimitMessage(decision: LimitDecision): string {
@@ -113,6 +122,7 @@ export const authPlugin = fp<AuthDeps>(
         session,
         permissions: SESSION_PERMISSIONS,
         limits: limitsFor(account, null, deps.config),
+        rateSubject: `session:${session.id}`,
       };
     }
 
@@ -128,6 +138,7 @@ export const authPlugin = fp<AuthDeps>(
           key: found.key,
           permissions: found.permissions,
           limits: limitsFor(found.account, found.key.type, deps.config),
+          rateSubject: `key:${found.key.id}`,
         };
         contexts.set(found, context);
       }
@@ -144,14 +155,13 @@ export const authPlugin = fp<AuthDeps>(
       const limit = String(decision.limit);
       const remaining = String(decision.remaining);
       const reset = String(decision.resetSeconds);
-      reply.headers({
-        "RateLimit-Limit": limit,
-        "RateLimit-Remaining": remaining,
-        "RateLimit-Reset": reset,
-        "X-RateLimit-Limit": limit,
-        "X-RateLimit-Remaining": remaining,
-        "X-RateLimit-Reset": reset,
-      });
+      reply
+        .header("ratelimit-limit", limit)
+        .header("ratelimit-remaining", remaining)
+        .header("ratelimit-reset", reset)
+        .header("x-ratelimit-limit", limit)
+        .header("x-ratelimit-remaining", remaining)
+        .header("x-ratelimit-reset", reset);
       if (!decision.allowed) {
         return new AppError("RATE_LIMITED", rateLimitMessage(decision), {
           limit: decision.limit,
@@ -176,7 +186,7 @@ export const authPlugin = fp<AuthDeps>(
       done: (error?: Error) => void,
     ) {
       request.auth = auth;
-      const subject = auth.kind === "key" ? `key:${auth.key.id}` : `session:${auth.session.id}`;
+      const subject = auth.rateSubject;
       const budget = auth.limits.requests_per_minute;
       if (deps.limiter.consumeSync) {
         done(admit(config, reply, auth, deps.limiter.consumeSync(subject, budget, deps.clock.now())));
