@@ -15,7 +15,7 @@ import { keysAllowed } from "../accounts/limits";
 import type { Account, AccountsService } from "../accounts/service";
 import { AppError, validationError } from "../http/errors";
 import type { Bus } from "../infra/bus/bus";
-import { type Clock, isoNow } from "../infra/clock";
+import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db, Dialect } from "../infra/db/store";
 import { constantTimeEqual, sha256Hex } from "../infra/hashing";
 import { newId } from "../infra/ids";
@@ -191,7 +191,7 @@ export class ApiKeysService {
       environment,
       prefix: secret.slice(0, KEY_PREFIX[environment].length + 6),
       key_hash: sha256Hex(secret),
-      created_at: new Date(now).toISOString(),
+      created_at: isoFromMs(now),
       last_used_at: null,
       revoked_at: null,
     };
@@ -317,7 +317,7 @@ export class ApiKeysService {
   /** Writes the collected `last_used_at` values; called on a timer and at shutdown. */
   async flushUsage(): Promise<void> {
     if (this.#usage.size === 0) return;
-    const batch = new Map([...this.#usage].map(([id, ms]) => [id, new Date(ms).toISOString()]));
+    const batch = new Map([...this.#usage].map(([id, ms]) => [id, isoFromMs(ms)]));
     this.#usage.clear();
     await this.db.transaction().execute((trx) => repo.touchKeys(trx, batch));
   }

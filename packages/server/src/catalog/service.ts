@@ -5,7 +5,7 @@
  * keep syncing. Health is what `GET /v1/venues` shows.
  */
 import type { Bus } from "../infra/bus/bus";
-import { type Clock, isoNow } from "../infra/clock";
+import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { isVenueError } from "../venues/errors";
 import type { VenueEvent, VenueId, VenueMarket } from "../venues/model";
@@ -54,7 +54,7 @@ export interface CatalogOptions {
   batchSize?: number;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = isoFromMs;
 
 export function marketRow(
   market: VenueMarket,

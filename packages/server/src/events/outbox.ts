@@ -11,7 +11,7 @@
  */
 import { sql } from "kysely";
 import { Compile } from "typebox/compile";
-import type { Clock } from "../infra/clock";
+import { type Clock, isoFromMs } from "../infra/clock";
 import { MultiRowStatement, Statement } from "../infra/db/prepared";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 import { newId } from "../infra/ids";
@@ -119,7 +119,7 @@ export class Outbox {
       input.accountId,
       input.environment ?? null,
       JSON.stringify(input.data),
-      new Date(now).toISOString(),
+      isoFromMs(now),
     );
     return id;
   }

@@ -29,11 +29,17 @@ export function isoNow(clock: Clock): string {
 
 /** ".000Z" … ".999Z": the millisecond suffixes of an ISO timestamp. */
 const MS_SUFFIX = Array.from({ length: 1000 }, (_, ms) => `.${String(ms).padStart(3, "0")}Z`);
+/**
+ * The last two seconds formatted, each as "YYYY-MM-DDTHH:MM:SS": callers often alternate between
+ * now and a fixed offset from it (a lease's start and end, a key's creation and expiry).
+ */
 let cachedSecond = Number.NaN;
 let cachedPrefix = "";
+let otherSecond = Number.NaN;
+let otherPrefix = "";
 
 /**
- * `new Date(ms).toISOString()` for hot paths (feed timestamps, stream messages): the
+ * `new Date(ms).toISOString()` for hot paths (feed timestamps, stream messages, events): the
  * "YYYY-MM-DDTHH:MM:SS" part is formatted once per second and the milliseconds come from a table,
  * because formatting a Date costs more than everything else a feed message goes through.
  */
@@ -41,8 +47,11 @@ export function isoFromMs(ms: number): string {
   if (!Number.isInteger(ms) || ms < 0 || ms >= 253_402_300_800_000) return new Date(ms).toISOString();
   const second = Math.floor(ms / 1000);
   if (second !== cachedSecond) {
-    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19);
+    const prefix = second === otherSecond ? otherPrefix : new Date(second * 1000).toISOString().slice(0, 19);
+    otherSecond = cachedSecond;
+    otherPrefix = cachedPrefix;
     cachedSecond = second;
+    cachedPrefix = prefix;
   }
   return cachedPrefix + MS_SUFFIX[ms - second * 1000]!;
 }

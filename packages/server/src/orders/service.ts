@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
-import { type Clock, isoNow } from "../infra/clock";
+import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
@@ -175,8 +175,8 @@ export class OrdersService {
       requestHash: hash,
       statusCode: 201,
       response: JSON.stringify(order),
-      createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + IDEMPOTENCY_TTL_MS).toISOString(),
+      createdAt: isoFromMs(now),
+      expiresAt: isoFromMs(now + IDEMPOTENCY_TTL_MS),
     });
     if (!claimed) throw new IdempotencyRace();
   }
@@ -211,7 +211,7 @@ export class OrdersService {
       const ms = Date.parse(input.expires_at);
       if (Number.isNaN(ms)) fields["body.expires_at"] = "must be an ISO 8601 timestamp";
       else if (ms <= this.deps.clock.now()) fields["body.expires_at"] = "must be in the future";
-      else expiresAt = new Date(ms).toISOString();
+      else expiresAt = isoFromMs(ms);
     }
     if (Object.keys(fields).length > 0) throw validationError(fields);
 

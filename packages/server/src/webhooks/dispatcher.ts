@@ -19,7 +19,7 @@
  *    its pending deliveries wait, then resume with a fresh round of six.
  */
 import type { EventCursor, Outbox, RawRecordedEvent } from "../events/outbox";
-import { type Clock, isoNow } from "../infra/clock";
+import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, Dialect, Trx } from "../infra/db/store";
 import { newId } from "../infra/ids";
@@ -340,8 +340,8 @@ export class WebhookDispatcher {
    */
   async #claimRun(trx: Trx, webhookId: string, unsent: QueuedDelivery[]): Promise<QueuedDelivery[]> {
     const now = this.clock.now();
-    const nowIso = new Date(now).toISOString();
-    const leaseUntil = new Date(now + this.#options.leaseMs).toISOString();
+    const nowIso = isoFromMs(now);
+    const leaseUntil = isoFromMs(now + this.#options.leaseMs);
     let run: QueuedDelivery[] = [];
     if (unsent.length > 0 && (await repo.renewLease(trx, webhookId, this.#owner, nowIso, leaseUntil))) {
       run = unsent;
@@ -397,7 +397,7 @@ export class WebhookDispatcher {
     await repo.recordFailure(trx, delivery.id, {
       attempts: delivery.attempts + 1,
       round_attempts: round,
-      next_attempt_at: new Date(doneAt + delay).toISOString(),
+      next_attempt_at: isoFromMs(doneAt + delay),
       last_response_code: outcome.status,
       last_response_time_ms: outcome.responseTimeMs,
       last_error: outcome.error,

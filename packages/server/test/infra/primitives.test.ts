@@ -45,6 +45,16 @@ describe("isoFromMs", () => {
     expect(isoFromMs(1.5)).toBe(new Date(1.5).toISOString());
     expect(isoFromMs(-1)).toBe(new Date(-1).toISOString());
   });
+
+  it("stays exact when calls alternate between two seconds (now and now + a lease)", () => {
+    const now = 1_795_000_000_123;
+    for (let i = 0; i < 3_000; i++) {
+      const ms = now + i * 7;
+      for (const t of [ms, ms + 30_000, ms, ms + 86_400_000, ms + 30_000]) {
+        expect(isoFromMs(t)).toBe(new Date(t).toISOString());
+      }
+    }
+  });
 });
 
 describe("hashing", () => {

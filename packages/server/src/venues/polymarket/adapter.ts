@@ -5,7 +5,7 @@
  * common mistakes fail fast with a clear message instead of a venue round trip. VENUES.md §1.
  */
 import { randomInt } from "node:crypto";
-import { type Clock, systemClock } from "../../infra/clock";
+import { type Clock, isoFromMs, systemClock } from "../../infra/clock";
 import type { Micros } from "../decimal";
 import { VenueError } from "../errors";
 import type { RequestOptions } from "../http";
@@ -243,7 +243,7 @@ export class PolymarketVenue implements Venue {
         size: request.size,
         filledSize: status === "filled" ? request.size : 0,
         status,
-        createdAt: new Date(this.#clock.now()).toISOString(),
+        createdAt: isoFromMs(this.#clock.now()),
         clientOrderId: request.clientOrderId ?? null,
       };
     };

@@ -5,7 +5,7 @@
  * waits for fresh `book` snapshots before it reports `resynced`. VENUES.md §1.4 "Market channel".
  */
 import WebSocket from "ws";
-import type { Clock } from "../../infra/clock";
+import { type Clock, isoFromMs } from "../../infra/clock";
 import type { FeedEvent, FeedSubscription } from "../venue";
 import { LocalBooks } from "./books";
 import type { VenueLog } from "./fetcher";
@@ -44,7 +44,7 @@ export class MarketFeed implements FeedSubscription {
     private readonly resolve: (marketIds: string[]) => Promise<TokenPair[]>,
     private readonly onEvent: (event: FeedEvent) => void,
   ) {
-    this.#books = new LocalBooks(options.report, () => new Date(options.clock.now()).toISOString());
+    this.#books = new LocalBooks(options.report, () => isoFromMs(options.clock.now()));
   }
 
   async add(marketIds: string[]): Promise<void> {

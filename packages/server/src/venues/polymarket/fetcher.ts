@@ -5,7 +5,7 @@
  * (a server may cap `limit` lower): offset pages advance by what was returned and end on an empty
  * page; keyset pages end when `next_cursor` is absent. VENUES.md §1.2, §1.3, §1.7.
  */
-import { type Clock, systemClock } from "../../infra/clock";
+import { type Clock, isoFromMs, systemClock } from "../../infra/clock";
 import { VenueError } from "../errors";
 import { VenueHttp, type VenueHttpOptions } from "../http";
 import type { OrderBook, PricePoint, VenueEvent, VenueMarket } from "../model";
@@ -116,7 +116,7 @@ export class PolymarketFetcher {
 
   #ctx(eventId?: string) {
     return {
-      now: new Date(this.clock.now()).toISOString(),
+      now: isoFromMs(this.clock.now()),
       report: this.report,
       ...(eventId ? { eventId } : {}),
     };

@@ -16,6 +16,7 @@
  * - A market that cannot be parsed throws `PolymarketParseError` naming its id; the caller logs and
  *   skips it. Unknown enum values and missing optional fields go through `report(kind, detail)`.
  */
+import { isoFromMs } from "../../infra/clock";
 import { MICROS, type Micros, parseMicros } from "../decimal";
 import { VenueError } from "../errors";
 import type {
@@ -122,30 +123,14 @@ function iso(value: unknown, report: Report, field: string): string | null {
     report("bad_date", `${field}=${text}`);
     return null;
   }
-  return new Date(ms).toISOString();
+  return isoFromMs(ms);
 }
 
 /** Unix seconds or milliseconds (number or numeric string) -> ISO. */
 export function epochToIso(value: unknown, unit: "s" | "ms"): string | undefined {
   const n = typeof value === "number" ? value : typeof value === "string" ? Number(value) : Number.NaN;
   if (!Number.isFinite(n) || (typeof value === "string" && value.trim() === "")) return undefined;
-  return msToIso(unit === "s" ? n * 1000 : n);
-}
-
-// Feed messages arrive many per second: format the "YYYY-MM-DDTHH:MM:SS" part once per second.
-let isoSecond = Number.NaN;
-let isoPrefix = "";
-
-/** ms since epoch -> ISO-8601, as Date#toISOString, cheaper for consecutive timestamps. */
-export function msToIso(ms: number): string {
-  if (!Number.isInteger(ms) || ms < 0 || ms > 253_402_300_799_999) return new Date(ms).toISOString();
-  const second = Math.floor(ms / 1000);
-  if (second !== isoSecond) {
-    isoSecond = second;
-    isoPrefix = new Date(second * 1000).toISOString().slice(0, 19);
-  }
-  const fraction = ms - second * 1000;
-  return `${isoPrefix}.${fraction < 10 ? "00" : fraction < 100 ? "0" : ""}${fraction}Z`;
+  return isoFromMs(unit === "s" ? n * 1000 : n);
 }
 
 /**
@@ -480,7 +465,7 @@ export function normalizeOrderBook(
     marketId: pair.marketId,
     yes: cut(yes.side),
     no: cut(no.side),
-    timestamp: new Date(ts > 0 ? ts : options.nowMs).toISOString(),
+    timestamp: isoFromMs(ts > 0 ? ts : options.nowMs),
     sequence: null,
   };
 }

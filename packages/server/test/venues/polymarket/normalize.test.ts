@@ -6,7 +6,6 @@ import {
   epochToIso,
   jsonStringArray,
   micros,
-  msToIso,
   normalizeGammaEvent,
   normalizeGammaMarket,
   normalizeOrderBook,
@@ -291,13 +290,7 @@ describe("hot-path helpers", () => {
     expect(micros(null)).toBeUndefined();
   });
 
-  it("formats timestamps exactly like Date#toISOString", () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 4_102_444_800_000 }), (ms) => {
-        expect(msToIso(ms)).toBe(new Date(ms).toISOString());
-        expect(msToIso(ms + 1)).toBe(new Date(ms + 1).toISOString());
-      }),
-    );
+  it("formats epoch timestamps exactly like Date#toISOString", () => {
     expect(epochToIso("1786604072222", "ms")).toBe("2026-08-13T06:54:32.222Z");
     expect(epochToIso(1786600000, "s")).toBe("2026-08-13T05:46:40.000Z");
     expect(epochToIso("", "ms")).toBeUndefined();
