@@ -21,6 +21,7 @@ import type { Config } from "../config";
 import type { Clock } from "../infra/clock";
 import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
 import { AppError } from "./errors";
+import { routeConfig } from "./route-context";
 
 export type AuthMode = "none" | "key" | "session";
 
@@ -201,9 +202,9 @@ export const authPlugin = fp<AuthDeps>(
     // Callback style with a synchronous fast path (cached key, in-memory limiter): no promise per
     // request unless the store or Redis must be asked.
     app.addHook("onRequest", (request, reply, done) => {
-      const { url, config } = request.route ?? request.routeOptions;
+      const config = request.route ?? routeConfig(request);
       // Unknown routes (404/405 handler) have no auth config: answer them without asking for a key.
-      if (!url) return done();
+      if (!config.url) return done();
       const mode: AuthMode = config.auth ?? "key";
       if (mode === "none") return done();
 

@@ -13,13 +13,14 @@ import type {
 import fp from "fastify-plugin";
 import { COMMON_ERROR_RESPONSES } from "./envelope";
 import { AppError, validationError } from "./errors";
+import { type RouteConfig, routeConfig } from "./route-context";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 declare module "fastify" {
   interface FastifyRequest {
-    /** The matched route's pattern (undefined for unknown paths) and config, read once. */
-    route: { url: string | undefined; config: FastifyContextConfig } | null;
+    /** The matched route's config, with its pattern as `url` (undefined for unknown paths). */
+    route: RouteConfig | null;
   }
 }
 
@@ -124,13 +125,11 @@ export const plumbing = fp(
     // The API speaks JSON only; anything else is a 415, not a string handed to a JSON schema.
     app.removeContentTypeParser("text/plain");
 
-    // Fastify builds a new `routeOptions` object on every access; read it once per request here
-    // and let later hooks (auth, metrics) use `request.route`.
+    // The route's config, read once per request (route-context.ts) for later hooks (auth, metrics).
     app.decorateRequest("route", null);
     app.addHook("onRequest", (request, reply, done) => {
-      const { url, config } = request.routeOptions;
-      request.route = { url, config };
-      reply.header("X-Request-Id", request.id);
+      request.route = routeConfig(request);
+      reply.header("x-request-id", request.id);
       done();
     });
 

@@ -11,6 +11,7 @@
 import type { FastifyContextConfig, FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import { collectDefaultMetrics, Registry } from "prom-client";
+import { routeConfig } from "../http/route-context";
 
 /** What prom-client's registry reads from a metric at scrape time (`get()`). */
 interface Exported {
@@ -133,7 +134,7 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
   async (app: FastifyInstance, { metrics }) => {
     // Callback-style hook: no promise per request on the hot path.
     app.addHook("onResponse", (request, reply, done) => {
-      const route = request.route ?? request.routeOptions;
+      const route = request.route ?? routeConfig(request);
       if (route.url === undefined) {
         // Unknown paths share one label so scanners cannot blow up the series count.
         metrics.requests.observe(
@@ -146,7 +147,7 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
       } else {
         metrics.requests.observe(
           request.method,
-          route.config,
+          route,
           route.url,
           reply.statusCode,
           reply.elapsedTime / 1000,
