@@ -85,7 +85,9 @@ export class OrdersService {
   readonly #batcher: TransactionBatcher;
 
   constructor(private readonly deps: OrdersDeps) {
-    this.#batcher = new TransactionBatcher(deps.db);
+    // A placement's unit writes only in its transaction (the engine changes after it commits), so a
+    // batch may run it again: see TransactionBatcher's `rerunnable`.
+    this.#batcher = new TransactionBatcher(deps.db, { rerunnable: true });
   }
 
   /** The catalog's view of a market, kept a moment so a burst of orders reads it once. */
