@@ -71,10 +71,12 @@ export class Statement<Row = never> {
   }
 
   run(db: DbOrTrx, parameters: readonly unknown[]): Promise<QueryResult<Row>> {
-    const connection = db.isTransaction ? connections.get(db) : undefined;
-    if (connection) {
+    const statement = this.#direct(db);
+    if (statement) {
       try {
-        return Promise.resolve(this.#runOn(connection, parameters));
+        if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as Row[] });
+        const { changes } = statement.run(parameters);
+        return Promise.resolve({ numAffectedRows: BigInt(changes), rows: [] });
       } catch (error) {
         return Promise.reject(error);
       }
@@ -83,23 +85,30 @@ export class Statement<Row = never> {
     return db.executeQuery(CompiledQuery.raw(text, parameters as unknown[])) as Promise<QueryResult<Row>>;
   }
 
-  /** As Kysely's SQLite driver runs a query: rows for a reader, the change count otherwise. */
-  #runOn(connection: BetterSqlite3.Database, parameters: readonly unknown[]): QueryResult<Row> {
+  /**
+   * The statement prepared on SQLite's connection when `db` is a transaction opened with
+   * `inTransaction` there (run it directly); undefined anywhere else (go through Kysely).
+   */
+  #direct(db: DbOrTrx): BetterSqlite3.Statement | undefined {
+    const connection = db.isTransaction ? connections.get(db) : undefined;
+    if (!connection) return undefined;
     if (this.#prepared?.connection !== connection) {
       this.#prepared = { connection, statement: connection.prepare(this.#sqlite) };
     }
-    const statement = this.#prepared.statement;
-    if (statement.reader) return { rows: statement.all(parameters) as Row[] };
-    const { changes } = statement.run(parameters);
-    return { numAffectedRows: BigInt(changes), rows: [] };
+    return this.#prepared.statement;
   }
 
   /** Rows changed (insert, update, delete without RETURNING). */
   async changes(db: DbOrTrx, parameters: readonly unknown[]): Promise<number> {
+    const statement = this.#direct(db);
+    if (statement && !statement.reader) return statement.run(parameters).changes;
     return Number((await this.run(db, parameters)).numAffectedRows ?? 0);
   }
 
   async first(db: DbOrTrx, parameters: readonly unknown[]): Promise<Row | undefined> {
+    const statement = this.#direct(db);
+    // A reader's first row without building the array of all of them.
+    if (statement?.reader) return statement.get(parameters) as Row | undefined;
     return (await this.run(db, parameters)).rows[0];
   }
 }
