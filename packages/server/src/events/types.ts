@@ -44,17 +44,7 @@ const OrderCreated = Type.Object({
 
 /** Designed: order.filled's fields plus the fill that just happened. */
 const OrderPartiallyFilled = Type.Object({
-  order_id: Type.String(),
-  market_id: Type.String(),
-  platform: Type.String(),
-  side: Side,
-  type: Type.String(),
-  amount: Type.Number(),
-  price: Type.Number(),
-  filled_amount: Type.Number(),
-  average_fill_price: Type.Number(),
-  fees: Type.Number(),
-  position_id: Type.String(),
+  ...OrderFilled.properties,
   fill_amount: Type.Number({ description: "Contracts filled by this fill" }),
   fill_price: Type.Number({ description: "Price of this fill" }),
 });
