@@ -11,8 +11,9 @@
  *
  *   node --import tsx packages/agent/bench/backtest.ts [--candles 5000000] [--markets 50] [--rounds 5]
  */
+
+import { seededRandom } from "@crossbook/fakes/random";
 import { backtest, CandleTape, type StrategyContext } from "../src/backtest/index";
-import { seededRandom } from "../test/support/random";
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

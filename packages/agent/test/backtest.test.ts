@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { seededRandom } from "@crossbook/fakes/random";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   type BacktestOptions,
@@ -25,7 +26,6 @@ import {
   writeReport,
 } from "../src/backtest/index";
 import { createProgress } from "../src/backtest/progress";
-import { seededRandom } from "./support/random";
 
 const K = "kalshi:TEST-26";
 const P = "polymarket:0xabc";

@@ -12,8 +12,9 @@
  *
  *   npm run bench:engine [-- --ops 5000000 --latency-ops 1000000 --rounds 5 --resting 10000 --ref-base 0]
  */
+
+import { seededRandom } from "@crossbook/fakes/random";
 import { ASK, BID, type EngineSide, SimBook } from "../src/sandbox/engine";
-import { seededRandom } from "./support/random";
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

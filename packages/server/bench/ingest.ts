@@ -10,10 +10,11 @@
  *
  *   npm run bench:ingest [-- --frames 200000 --rounds 9]
  */
+
+import { seededRandom } from "@crossbook/fakes/random";
 import { ManualClock } from "../src/infra/clock";
 import { QuoteBook } from "../src/prices/quotes";
 import { KalshiFeed } from "../src/venues/kalshi/feed";
-import { seededRandom } from "./support/random";
 
 function arg(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);

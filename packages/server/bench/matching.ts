@@ -16,10 +16,10 @@
  */
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "@crossbook/fakes/random";
 import { extractFeatures } from "../src/matching/features";
 import { isAutoAcceptable, Matcher } from "../src/matching/matcher";
 import type { MatchableMarket } from "../src/matching/types";
-import { seededRandom } from "./support/random";
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

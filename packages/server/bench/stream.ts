@@ -36,7 +36,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
-import { seededRandom } from "./support/random";
+import { seededRandom } from "@crossbook/fakes/random";
 
 const here = fileURLToPath(import.meta.url);
 

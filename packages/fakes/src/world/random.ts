@@ -25,6 +25,15 @@ export class Rng {
   }
 }
 
+/**
+ * The same generator as a plain function (a seed of 0 kept as 0), for tests and benches across the
+ * packages that replay the same inputs on every run.
+ */
+export function seededRandom(seed: number): () => number {
+  const rng = new Rng(seed, 0);
+  return () => rng.next();
+}
+
 /** 32-bit hash of text, for seeding per-market generators. */
 export function hash32(text: string): number {
   return Number.parseInt(createHash("sha256").update(text).digest("hex").slice(0, 8), 16);

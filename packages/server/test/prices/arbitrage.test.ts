@@ -3,8 +3,9 @@
  * each fill, a Polymarket fee rate), identity and complement legs, no edge, an edge that vanishes
  * with depth, and a property check that the reported size maximises profit over every size.
  */
+
+import { seededRandom } from "@crossbook/fakes/random";
 import { describe, expect, it } from "vitest";
-import { seededRandom } from "../../bench/support/random";
 import { type FeeModel, notional, takerFee } from "../../src/portfolio/ledger";
 import { type ArbitrageMarket, analyzeArbitrage, type DirectionResult } from "../../src/prices/arbitrage";
 import { MICROS } from "../../src/venues/decimal";

@@ -5,9 +5,9 @@
  */
 import { EventEmitter } from "node:events";
 import type { Duplex } from "node:stream";
+import { seededRandom } from "@crossbook/fakes/random";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { seededRandom } from "../../bench/support/random";
 import { ManualClock } from "../../src/infra/clock";
 import { MemoryConnectionSlots } from "../../src/infra/slots/memory";
 import type { QuoteUpdate } from "../../src/prices/service";
