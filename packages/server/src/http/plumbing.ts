@@ -3,13 +3,7 @@
  * envelope for every error (ours, Fastify's, Ajv's, and unknown ones), 404 for unknown paths and 405
  * (with Allow) for a known path with the wrong method. Nothing here shows internals on a 5xx.
  */
-import type {
-  FastifyContextConfig,
-  FastifyError,
-  FastifyInstance,
-  FastifyReply,
-  FastifyRequest,
-} from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { COMMON_ERROR_RESPONSES } from "./envelope";
 import { AppError, validationError } from "./errors";
