@@ -22,6 +22,8 @@ interface Exported {
   values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>;
 }
 
+const REQUESTS_METRIC = "crossbook_http_requests_total";
+const LATENCY_METRIC = "crossbook_http_request_duration_seconds";
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 /** One (method, route, status) series: its count, and latencies per bucket (not cumulative). */
@@ -72,7 +74,7 @@ export class RequestMetrics {
   /** The counter in prom-client's export shape. */
   requests(): Exported {
     return {
-      name: "crossbook_http_requests_total",
+      name: REQUESTS_METRIC,
       help: "HTTP requests by method, route and status",
       type: "counter",
       aggregator: "sum",
@@ -82,7 +84,7 @@ export class RequestMetrics {
 
   /** The histogram in prom-client's export shape: cumulative `_bucket`s, `_sum` and `_count`. */
   latency(): Exported {
-    const name = "crossbook_http_request_duration_seconds";
+    const name = LATENCY_METRIC;
     const values: Exported["values"] = [];
     for (const s of this.#series) {
       let cumulative = 0;
@@ -120,8 +122,8 @@ export function createMetrics() {
   const requests = new RequestMetrics();
   const reset = () => requests.reset();
   for (const metric of [
-    exported("crossbook_http_requests_total", () => requests.requests(), reset),
-    exported("crossbook_http_request_duration_seconds", () => requests.latency(), reset),
+    exported(REQUESTS_METRIC, () => requests.requests(), reset),
+    exported(LATENCY_METRIC, () => requests.latency(), reset),
   ]) {
     registry.registerMetric(metric as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
@@ -135,24 +137,15 @@ export const metricsPlugin = fp<{ metrics: Metrics }>(
     // Callback-style hook: no promise per request on the hot path.
     app.addHook("onResponse", (request, reply, done) => {
       const route = request.route ?? routeConfig(request);
-      if (route.url === undefined) {
-        // Unknown paths share one label so scanners cannot blow up the series count.
-        metrics.requests.observe(
-          request.method,
-          request.method,
-          "unmatched",
-          reply.statusCode,
-          reply.elapsedTime / 1000,
-        );
-      } else {
-        metrics.requests.observe(
-          request.method,
-          route,
-          route.url,
-          reply.statusCode,
-          reply.elapsedTime / 1000,
-        );
-      }
+      // Unknown paths share one label (per method) so scanners cannot blow up the series count.
+      const matched = route.url !== undefined;
+      metrics.requests.observe(
+        request.method,
+        matched ? route : request.method,
+        route.url ?? "unmatched",
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
       done();
     });
   },
