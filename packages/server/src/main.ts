@@ -24,6 +24,8 @@ async function withRuntime<T>(fn: (runtime: Runtime) => Promise<T>, migrateOnOpe
   const runtime = await createRuntime(loadConfig(), {
     migrate: migrateOnOpen,
     log: (m) => stderr(`crossbook: ${m}`),
+    // A command runs for a moment: its few writes need no checkpoint thread.
+    store: { backgroundCheckpoints: false },
   });
   try {
     return await fn(runtime);

@@ -9,6 +9,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Transaction } from "kysely";
 import pg from "pg";
 import type { StoreConfig } from "../../config";
+import { BACKSTOP_CHECKPOINT_PAGES, BackgroundCheckpointer, type CheckpointStats } from "./checkpointer";
 import { migrations } from "./migrations/index";
 import { registerSqliteConnection } from "./prepared";
 import type { Database } from "./schema";
@@ -33,6 +34,8 @@ export interface Store {
    * other through the bus instead.
    */
   externalChangeCounter(): number | undefined;
+  /** SQLite file with background checkpoints (infra/db/checkpointer.ts): how they are going. */
+  checkpointStats(): CheckpointStats | undefined;
   close(): Promise<void>;
   /** PostgreSQL: the schema the store was opened on, when not the default. */
   schema?: string;
@@ -43,6 +46,11 @@ export interface OpenStoreOptions {
   schema?: string;
   /** Largest number of pooled PostgreSQL connections. */
   poolSize?: number;
+  /**
+   * SQLite file: checkpoint the WAL on a background thread (infra/db/checkpointer.ts). Default
+   * true; a short-lived command has no use for the thread.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -79,6 +87,11 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     // The CLI and the server may write the same file at once; wait instead of failing.
     database.pragma("busy_timeout = 5000");
     cachePreparedStatements(database);
+    const checkpointer =
+      config.file !== ":memory:" && options.backgroundCheckpoints !== false
+        ? new BackgroundCheckpointer(config.file)
+        : undefined;
+    if (checkpointer) database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     registerSqliteConnection(db, database);
     const dataVersion = database.prepare("PRAGMA data_version").pluck();
@@ -101,7 +114,12 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
         await sql`select 1`.execute(db);
       },
       externalChangeCounter,
-      close: () => db.destroy(),
+      checkpointStats: () => checkpointer?.stats(),
+      close: async () => {
+        // The checkpointer's connection closes first: the last one to close checkpoints and removes the WAL.
+        await checkpointer?.stop();
+        await db.destroy();
+      },
     };
   }
 
@@ -128,6 +146,7 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
       await sql`select 1`.execute(db);
     },
     externalChangeCounter: () => undefined,
+    checkpointStats: () => undefined,
     close: () => db.destroy(),
     ...(options.schema ? { schema: options.schema } : {}),
   };
