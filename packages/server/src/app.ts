@@ -396,7 +396,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     apiKeys: services.apiKeys,
     accounts: services.accounts,
   });
-  const metrics = createMetrics();
+  const metrics = createMetrics({ checkpoints: () => runtime.store.checkpointStats() });
   await app.register(metricsPlugin, { metrics });
 
   const probes: Probe[] = [{ name: "store", check: () => runtime.store.ping() }];

@@ -10,8 +10,9 @@
  */
 import type { FastifyContextConfig, FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
-import { collectDefaultMetrics, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import { routeConfig } from "../http/route-context";
+import type { CheckpointStats } from "../infra/db/checkpointer";
 
 /** What prom-client's registry reads from a metric at scrape time (`get()`). */
 interface Exported {
@@ -116,9 +117,43 @@ function exported(name: string, get: () => Exported, reset: () => void) {
   return { name, get: async () => get(), reset };
 }
 
-export function createMetrics() {
+export interface MetricsSources {
+  /** The SQLite store's background checkpoints, when it has them (infra/db/checkpointer.ts). */
+  checkpoints?: () => CheckpointStats | undefined;
+}
+
+export function createMetrics(sources: MetricsSources = {}) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "crossbook_" });
+  const checkpoints = sources.checkpoints;
+  if (checkpoints?.()) {
+    // A WAL that keeps growing, or a backlog that never drains, means checkpoints are not keeping up.
+    new Gauge({
+      name: "crossbook_sqlite_wal_frames",
+      help: "Frames in the SQLite WAL at the latest background checkpoint",
+      registers: [registry],
+      collect() {
+        this.set(checkpoints()?.walFrames ?? 0);
+      },
+    });
+    new Gauge({
+      name: "crossbook_sqlite_wal_backlog_frames",
+      help: "WAL frames not yet copied into the database at the latest background checkpoint",
+      registers: [registry],
+      collect() {
+        const stats = checkpoints();
+        this.set(stats ? stats.walFrames - stats.checkpointedFrames : 0);
+      },
+    });
+    new Gauge({
+      name: "crossbook_sqlite_checkpoint_failing",
+      help: "1 while the latest background checkpoint failed (its error is in the store's stats)",
+      registers: [registry],
+      collect() {
+        this.set(checkpoints()?.lastError === undefined ? 0 : 1);
+      },
+    });
+  }
   const requests = new RequestMetrics();
   const reset = () => requests.reset();
   for (const metric of [

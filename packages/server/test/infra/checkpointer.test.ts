@@ -12,6 +12,7 @@ import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { BACKSTOP_CHECKPOINT_PAGES } from "../../src/infra/db/checkpointer";
 import { openStore, type Store } from "../../src/infra/db/store";
+import { createMetrics } from "../../src/ops/metrics";
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -95,6 +96,23 @@ describe("background checkpoints", () => {
     const reopened = new BetterSqlite3(file, { readonly: true });
     expect(reopened.prepare("select count(*) as n from notes").get()).toEqual({ n: 50 });
     reopened.close();
+  });
+
+  it("show on /metrics: WAL frames, the backlog not yet copied, and failure", async () => {
+    const { store } = await fileStore();
+    await write(store, 100);
+    await until(() => {
+      const stats = store.checkpointStats()!;
+      return stats.walFrames >= 100 && stats.checkpointedFrames === stats.walFrames;
+    });
+    const text = await createMetrics({ checkpoints: () => store.checkpointStats() }).registry.metrics();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]);
+    expect(value("crossbook_sqlite_wal_frames")).toBeGreaterThanOrEqual(100);
+    expect(value("crossbook_sqlite_wal_backlog_frames")).toBe(0);
+    expect(value("crossbook_sqlite_checkpoint_failing")).toBe(0);
+    // Without background checkpoints (PostgreSQL, in-memory SQLite) there is nothing to show.
+    const none = await createMetrics({ checkpoints: () => undefined }).registry.metrics();
+    expect(none).not.toContain("crossbook_sqlite_");
   });
 
   it("can be turned off: the store checkpoints on its own, as SQLite does by default", async () => {
