@@ -87,10 +87,10 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     // The CLI and the server may write the same file at once; wait instead of failing.
     database.pragma("busy_timeout = 5000");
     cachePreparedStatements(database);
+    // In-memory and temporary ("") databases exist only for their own connection: no second one.
+    const onDisk = config.file !== ":memory:" && config.file !== "";
     const checkpointer =
-      config.file !== ":memory:" && options.backgroundCheckpoints !== false
-        ? new BackgroundCheckpointer(config.file)
-        : undefined;
+      onDisk && options.backgroundCheckpoints !== false ? new BackgroundCheckpointer(config.file) : undefined;
     if (checkpointer) database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     registerSqliteConnection(db, database);
