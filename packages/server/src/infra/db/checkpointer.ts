@@ -22,12 +22,10 @@ import { Worker } from "node:worker_threads";
 /** The server connection's own checkpoint threshold while the background checkpointer runs. */
 export const BACKSTOP_CHECKPOINT_PAGES = 4_000;
 
-export interface CheckpointerOptions {
-  /** Delay between checkpoints while the WAL grows. */
-  busyMs?: number;
-  /** Longest delay when nothing is written (the delay doubles up to it). */
-  idleMs?: number;
-}
+/** Delay between checkpoints while the WAL grows. */
+const BUSY_MS = 10;
+/** Longest delay when nothing is written (the delay doubles up to it). */
+const IDLE_MS = 250;
 
 export interface CheckpointStats {
   /** Checkpoints run. */
@@ -44,9 +42,9 @@ export class BackgroundCheckpointer {
   readonly #stats: CheckpointStats = { runs: 0, walFrames: 0, checkpointedFrames: 0, lastError: undefined };
   #stopped: Promise<void> | undefined;
 
-  constructor(file: string, options: CheckpointerOptions = {}) {
+  constructor(file: string) {
     this.#worker = new Worker(new URL("./checkpoint-worker.mjs", import.meta.url), {
-      workerData: { file, busyMs: options.busyMs ?? 10, idleMs: options.idleMs ?? 250 },
+      workerData: { file, busyMs: BUSY_MS, idleMs: IDLE_MS },
       // The worker is plain JavaScript: none of the parent's loaders or profilers.
       execArgv: [],
     });

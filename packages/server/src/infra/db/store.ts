@@ -74,7 +74,10 @@ function cachePreparedStatements(database: BetterSqlite3.Database): void {
 
 export async function openStore(config: StoreConfig, options: OpenStoreOptions = {}): Promise<Store> {
   if (config.kind === "sqlite") {
-    if (config.file !== ":memory:") fs.mkdirSync(path.dirname(config.file), { recursive: true });
+    // In-memory and temporary ("") databases exist only for their own connection: no folder, and no
+    // second connection (the checkpointer's) can see them.
+    const onDisk = config.file !== ":memory:" && config.file !== "";
+    if (onDisk) fs.mkdirSync(path.dirname(config.file), { recursive: true });
     const database = new BetterSqlite3(config.file);
     database.pragma("journal_mode = WAL");
     database.pragma("synchronous = NORMAL");
@@ -82,13 +85,11 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     // Temporary files (the sub-journal a savepoint keeps, sort spills, temp tables) in memory. A
     // savepoint copies each page it first changes into its sub-journal; on disk that is a write
     // system call per page, for a file that only a rollback-to-savepoint ever reads (crash recovery
-    // never does: the WAL is the journal). The group-commit batcher opens one savepoint per unit.
+    // never does: the WAL is the journal). The group-commit batcher may open one per unit.
     database.pragma("temp_store = MEMORY");
     // The CLI and the server may write the same file at once; wait instead of failing.
     database.pragma("busy_timeout = 5000");
     cachePreparedStatements(database);
-    // In-memory and temporary ("") databases exist only for their own connection: no second one.
-    const onDisk = config.file !== ":memory:" && config.file !== "";
     const checkpointer =
       onDisk && options.backgroundCheckpoints !== false ? new BackgroundCheckpointer(config.file) : undefined;
     if (checkpointer) database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
