@@ -27,6 +27,7 @@ import {
 } from "../portfolio/repo";
 import { MICROS } from "../venues/decimal";
 import type { Resolution, VenueId } from "../venues/model";
+import type { OpenedPosition } from "./events";
 import * as events from "./events";
 import {
   type FillRow,
@@ -332,7 +333,7 @@ export async function openOrder(
   } else if (steps.length > 0) {
     await adjustBalance(trx, owner, balance, ctx.nowIso);
   }
-  let opened: PositionRow | undefined;
+  let opened: OpenedPosition | undefined;
   if (buy && bought.size > 0) {
     const after = await addToPosition(
       trx,
@@ -344,7 +345,13 @@ export async function openOrder(
     if (after.size === bought.size) {
       // Empty before the first fill: the position opened with that fill.
       const first = steps[0]!;
-      opened = { ...after, size: first.size, cost_basis: after.cost_basis - bought.cost + first.value };
+      opened = {
+        id: after.id,
+        market_id: row.market_id,
+        outcome: row.outcome,
+        size: first.size,
+        cost_basis: after.cost_basis - bought.cost + first.value,
+      };
     }
   } else if (buy) {
     row.position_id = (await positionIdByKey(trx, owner, row.market_id, row.outcome)) ?? draft.position_id;

@@ -64,7 +64,13 @@ export function orderCancelled(order: OrderRow, reason: string): EventPayload<"o
   };
 }
 
-export function positionOpened(position: PositionRow, eventTitle: string): EventPayload<"position.opened"> {
+/** What a `position.opened` event tells of the position. */
+export type OpenedPosition = Pick<PositionRow, "id" | "market_id" | "outcome" | "size" | "cost_basis">;
+
+export function positionOpened(
+  position: OpenedPosition,
+  eventTitle: string,
+): EventPayload<"position.opened"> {
   return {
     position_id: position.id,
     market_id: position.market_id,

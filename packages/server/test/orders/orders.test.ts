@@ -332,8 +332,31 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       }
     });
 
-    it("reset wipes orders and positions and restores 10,000", async () => {
-      await placed(s.t.app, s.key, { market_id: "kalshi:K", side: "buy", price: 0.45, amount: 10 });
+    it("reset wipes orders, fills and positions and restores 10,000; another account keeps its own", async () => {
+      const other = await signup(s.t.app, "other-reset@example.com");
+      const otherKey = (await createKey(s.t.app, other.session, { type: "trading", environment: "sandbox" }))
+        .key;
+      const otherFilled = await placed(s.t.app, otherKey, {
+        market_id: "kalshi:K",
+        side: "buy",
+        price: 0.45,
+        amount: 5,
+      });
+      const filled = await placed(s.t.app, s.key, {
+        market_id: "kalshi:K",
+        side: "buy",
+        price: 0.45,
+        amount: 10,
+      });
+      const fillsOf = async (orderId: string) =>
+        (
+          await s.t.runtime.store.db
+            .selectFrom("fills")
+            .select("id")
+            .where("order_id", "=", orderId)
+            .execute()
+        ).length;
+      expect(await fillsOf(filled.id)).toBe(1);
       const resting = await placed(s.t.app, s.key, {
         market_id: "kalshi:K",
         side: "buy",
@@ -360,6 +383,9 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
         (await s.t.app.inject({ method: "GET", url: `/v1/orders/${resting.id}`, headers: bearer(s.key) }))
           .statusCode,
       ).toBe(404);
+      expect(await fillsOf(filled.id)).toBe(0);
+      expect(await fillsOf(otherFilled.id)).toBe(1);
+      expect((await get(s.t.app, otherKey, `/v1/orders/${otherFilled.id}/fills`)).data).toHaveLength(1);
     });
 
     it("live keys cannot touch sandbox money (403 SANDBOX_ONLY)", async () => {

@@ -1,6 +1,7 @@
 /**
  * A migrated store on one backend for suites below the app (store contract, outbox, candles): an
- * in-memory SQLite database, or a fresh PostgreSQL schema that `close()` drops.
+ * in-memory SQLite database, or a fresh PostgreSQL schema that `close()` drops. `migrateTo` stops
+ * at that migration (a migration's own test).
  */
 import { testConfig } from "../../src/config";
 import { dropSchema, migrate, openStore, type Store } from "../../src/infra/db/store";
@@ -13,14 +14,17 @@ export interface TestStore {
 
 export async function openTestStore(
   backend: StoreBackend,
-  options: { poolSize?: number } = {},
+  options: { poolSize?: number; migrateTo?: string } = {},
 ): Promise<TestStore> {
   const schema = uniqueName("t");
   const store =
     backend === "postgres"
-      ? await openStore({ kind: "postgres", url: POSTGRES_URL! }, { schema, ...options })
+      ? await openStore(
+          { kind: "postgres", url: POSTGRES_URL! },
+          { schema, ...(options.poolSize ? { poolSize: options.poolSize } : {}) },
+        )
       : await openStore(testConfig().database);
-  await migrate(store);
+  await migrate(store, options.migrateTo ? { to: options.migrateTo } : {});
   return {
     store,
     async close() {

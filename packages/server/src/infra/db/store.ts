@@ -157,8 +157,12 @@ export interface MigrationOutcome {
   applied: string[];
 }
 
-/** Brings the schema up to date. Safe to run from several processes at once (Kysely takes a lock). */
-export async function migrate(store: Store): Promise<MigrationOutcome> {
+/**
+ * Brings the schema up to date, or with `to` up to and including that migration (tests of a
+ * migration start from the schema before it). Safe to run from several processes at once (Kysely
+ * takes a lock).
+ */
+export async function migrate(store: Store, options: { to?: string } = {}): Promise<MigrationOutcome> {
   const migrator = new Migrator({
     db: store.db,
     provider: { getMigrations: async () => migrations(store.dialect) },
@@ -166,7 +170,9 @@ export async function migrate(store: Store): Promise<MigrationOutcome> {
     // skip creating its own lock table because another suite's schema has one.
     ...(store.schema ? { migrationTableSchema: store.schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = options.to
+    ? await migrator.migrateTo(options.to)
+    : await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) };
 }

@@ -16,6 +16,7 @@ import { webhookLeases } from "./008_webhook_leases";
 import { matches } from "./009_matches";
 import { hotPathIndexes } from "./010_hot_path_indexes";
 import { dropDeliveryLeases } from "./011_drop_delivery_leases";
+import { writePathIndexes } from "./012_write_path_indexes";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -30,5 +31,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "009_matches": matches(dialect),
     "010_hot_path_indexes": hotPathIndexes(dialect),
     "011_drop_delivery_leases": dropDeliveryLeases(dialect),
+    "012_write_path_indexes": writePathIndexes(dialect),
   };
 }
