@@ -363,23 +363,41 @@ export async function openOrder(
 
   // The events in the order they happened, written with one statement.
   const recorded: Array<RecordInput<EventType>> = [];
-  const add = <T extends EventType>(type: T, data: EventPayload<T>) =>
-    recorded.push({ type, data, accountId: owner.accountId, environment: owner.environment });
-  add("order.created", created);
+  addEvent(recorded, owner, "order.created", created);
   for (const [index, step] of steps.entries()) {
-    if (index === 0 && opened) add("position.opened", events.positionOpened(opened, ctx.title));
+    if (index === 0 && opened) {
+      addEvent(recorded, owner, "position.opened", events.positionOpened(opened, ctx.title));
+    }
     const after = { ...step.row, position_id: row.position_id };
-    if (after.status === "filled") add("order.filled", events.orderFilled(after));
+    if (after.status === "filled") addEvent(recorded, owner, "order.filled", events.orderFilled(after));
     else
-      add(
+      addEvent(
+        recorded,
+        owner,
         "order.partially_filled",
         events.orderPartiallyFilled(after, { size: step.size, price: step.price }),
       );
-    if (step.closed) add("position.closed", events.positionClosed(step.closed, ctx.title));
+    if (step.closed)
+      addEvent(recorded, owner, "position.closed", events.positionClosed(step.closed, ctx.title));
   }
-  if (cancelReason !== undefined) add("order.cancelled", events.orderCancelled(row, cancelReason));
+  if (cancelReason !== undefined) {
+    addEvent(recorded, owner, "order.cancelled", events.orderCancelled(row, cancelReason));
+  }
   await ctx.outbox.recordMany(trx, recorded);
   return row;
+}
+
+/**
+ * Appends an owner's event to a placement's list. A module function, not an arrow inside
+ * `openOrder`: tsx keeps function names, which costs a property definition per named closure.
+ */
+function addEvent<T extends EventType>(
+  recorded: Array<RecordInput<EventType>>,
+  owner: Owner,
+  type: T,
+  data: EventPayload<T>,
+): void {
+  recorded.push({ type, data, accountId: owner.accountId, environment: owner.environment });
 }
 
 /** The columns of `after` that differ from `before` (what an update needs to write). */

@@ -136,9 +136,8 @@ export class SandboxExchange {
     const books = this.#booksFor(market);
     const own = intent.outcome === "yes" ? book.yes : book.no;
     // A buy takes the outcome's asks (cheapest first); a sell takes its bids (dearest first).
-    const levels = intent.side === "buy" ? own.asks : own.bids;
-    const crosses = (price: number) =>
-      intent.side === "buy" ? price <= intent.price : price >= intent.price;
+    const buying = intent.side === "buy";
+    const levels = buying ? own.asks : own.bids;
     // The liquidity a level represents, in YES terms (a NO ask at q is a YES bid at 1 − q).
     const takenSide: EngineSide = engineSide(intent.side, intent.outcome) === BID ? ASK : BID;
     const fees = feeModelOf(market, market.feeRateBps);
@@ -146,7 +145,8 @@ export class SandboxExchange {
     const takes: Array<{ key: string; level: BookLevel; size: number }> = [];
     let wanted = intent.amount;
     for (const level of levels) {
-      if (wanted <= 0 || !crosses(level.price)) break;
+      const crosses = buying ? level.price <= intent.price : level.price >= intent.price;
+      if (wanted <= 0 || !crosses) break;
       const key = `${takenSide}:${yesPrice(level.price, intent.outcome)}`;
       const seen = books.consumed.get(key);
       const available = seen && seen.shown === level.size ? level.size - seen.used : level.size;
@@ -159,15 +159,13 @@ export class SandboxExchange {
     if (fok && wanted > 0) takes.length = 0; // all or nothing
     const rests = intent.type === "limit" && (intent.timeInForce === "GTC" || intent.timeInForce === "GTD");
 
-    const undo: Array<() => void> = [];
+    const consumed: Array<{ entry: Consumed; size: number }> = [];
     const fills: PlannedFill[] = takes.map(({ key, level, size }, index) => {
       const seen = books.consumed.get(key);
       const entry: Consumed = seen && seen.shown === level.size ? seen : { shown: level.size, used: 0 };
       entry.used += size;
       books.consumed.set(key, entry);
-      undo.push(() => {
-        entry.used -= size;
-      });
+      consumed.push({ entry, size });
       return {
         price: level.price,
         size,
@@ -189,9 +187,7 @@ export class SandboxExchange {
       fills,
       restReason: filled >= intent.amount || rests ? null : fok ? "unfilled_fok" : "unfilled_ioc",
       queueAhead,
-      undo: () => {
-        for (const step of undo) step();
-      },
+      undo: giveBack(consumed),
     };
   }
 
@@ -382,4 +378,14 @@ export class SandboxExchange {
     }
     return owner;
   }
+}
+
+/**
+ * A plan's `undo`: returns the book liquidity it consumed. Built here rather than as a named arrow in
+ * `plan`: tsx keeps function names, which costs a property definition on every closure it names.
+ */
+function giveBack(consumed: ReadonlyArray<{ entry: Consumed; size: number }>): () => void {
+  return () => {
+    for (const { entry, size } of consumed) entry.used -= size;
+  };
 }
