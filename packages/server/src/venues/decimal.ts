@@ -12,9 +12,8 @@ const DECIMAL = /^(-)?(\d+)(?:\.(\d+))?$/;
 /** "0.4200" -> 420000. Returns undefined for anything that is not a plain decimal within 6 places. */
 export function parseMicros(input: string | number | null | undefined): Micros | undefined {
   if (input === null || input === undefined) return undefined;
-  const text = typeof input === "number" ? numberToPlain(input) : input.trim();
-  if (text === undefined) return undefined;
-  const match = DECIMAL.exec(text);
+  if (typeof input === "number") return numberToMicros(input);
+  const match = DECIMAL.exec(input.trim());
   if (!match) return undefined;
   const [, sign, whole, fraction = ""] = match;
   // Digits past the sixth must be zeros, or the value is not representable exactly.
@@ -24,10 +23,16 @@ export function parseMicros(input: string | number | null | undefined): Micros |
   return sign ? -value : value;
 }
 
-function numberToPlain(value: number): string | undefined {
+/**
+ * A JSON number (an API body's price or amount), rounded to 6 places so 0.1 + 0.2 style noise does
+ * not reject a value. The same result as printing the rounded number and parsing the text, without
+ * the text (every order placement parses two).
+ */
+function numberToMicros(value: number): Micros | undefined {
   if (!Number.isFinite(value)) return undefined;
-  // Round to 6 places first so 0.1 + 0.2 style noise does not reject a value.
-  return (Math.round(value * MICROS) / MICROS).toFixed(6);
+  const micros = Math.round(value * MICROS);
+  if (!Number.isSafeInteger(micros)) return undefined;
+  return micros === 0 ? 0 : micros; // never -0
 }
 
 export function microsToNumber(value: Micros): number {

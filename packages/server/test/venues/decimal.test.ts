@@ -12,6 +12,25 @@ describe("exact decimals", () => {
     expect(parseMicros(0.1 + 0.2)).toBe(300_000);
   });
 
+  it("parses a number as its text rounded to 6 places would parse", () => {
+    const viaText = (n: number) => parseMicros((Math.round(n * 1_000_000) / 1_000_000).toFixed(6));
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 48_271) % 2_147_483_647;
+      return seed / 2_147_483_647;
+    };
+    const samples = [
+      0, -0, 0.4, 0.51, 1e-7, 5e-7, -5e-7, 0.0000015, 123.4567891, -0.30000000000000004, 9_000_000,
+    ];
+    for (let i = 0; i < 20_000; i++) {
+      const digits = Math.floor(random() * 10);
+      samples.push(Number(((random() - 0.5) * 2_000).toFixed(digits)), (random() - 0.5) * 10 ** (digits - 3));
+    }
+    for (const n of samples) expect(parseMicros(n), String(n)).toBe(viaText(n));
+    expect(Object.is(parseMicros(-1e-9), 0)).toBe(true);
+    expect(parseMicros(1e10)).toBeUndefined();
+  });
+
   it("refuses what it cannot represent exactly", () => {
     for (const bad of ["", "abc", "1e5", "0.1234567", "NaN", "0x10", " . ", "1,5"])
       expect(parseMicros(bad), bad).toBeUndefined();
