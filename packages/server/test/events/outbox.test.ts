@@ -9,17 +9,8 @@ import { EVENT_SCHEMAS, SUBSCRIBABLE_EVENT_TYPES } from "../../src/events/types"
 import { ManualClock } from "../../src/infra/clock";
 import type { Store } from "../../src/infra/db/store";
 import { STORE_BACKENDS } from "../support/backends";
+import { priceAlert } from "../support/events";
 import { openTestStore, type TestStore } from "../support/store";
-
-const alert = (n: number) => ({
-  alert_id: `alt_${n}`,
-  market_id: "kalshi:KXBTC",
-  event_title: "Bitcoin",
-  condition: "price_above",
-  threshold: 0.5,
-  current_price: 0.51,
-  platform: "kalshi",
-});
 
 describe("event catalog", () => {
   it("declares the spec's eleven event types, subscribable, plus webhook.test", () => {
@@ -100,14 +91,14 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
     await store.db.transaction().execute(async (trx) => {
       await outbox.record(trx, {
         type: "price.alert",
-        data: alert(1),
+        data: priceAlert(1),
         accountId: "acc_1",
         environment: "live",
       });
-      await outbox.record(trx, { type: "price.alert", data: alert(2), accountId: "acc_1" });
+      await outbox.record(trx, { type: "price.alert", data: priceAlert(2), accountId: "acc_1" });
     });
     const events = await outbox.readAfter(store.db, cursor);
-    expect(events.map((e) => e.data)).toEqual([alert(1), alert(2)]);
+    expect(events.map((e) => e.data)).toEqual([priceAlert(1), priceAlert(2)]);
     expect(events[0]).toMatchObject({
       type: "price.alert",
       account_id: "acc_1",
@@ -122,7 +113,7 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
   it("loses the event when the transaction rolls back", async () => {
     await expect(
       store.db.transaction().execute(async (trx) => {
-        await outbox.record(trx, { type: "price.alert", data: alert(3), accountId: null });
+        await outbox.record(trx, { type: "price.alert", data: priceAlert(3), accountId: null });
         throw new Error("state change failed");
       }),
     ).rejects.toThrow();
@@ -133,7 +124,7 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
     await expect(
       outbox.record(store.db, {
         type: "price.alert",
-        data: { ...alert(4), threshold: "high" } as unknown as ReturnType<typeof alert>,
+        data: { ...priceAlert(4), threshold: "high" } as unknown as ReturnType<typeof priceAlert>,
         accountId: null,
       }),
     ).rejects.toBeInstanceOf(InvalidEventError);
@@ -141,7 +132,7 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
 
   it("pages with a limit", async () => {
     for (let i = 10; i < 15; i++)
-      await outbox.record(store.db, { type: "price.alert", data: alert(i), accountId: null });
+      await outbox.record(store.db, { type: "price.alert", data: priceAlert(i), accountId: null });
     const first = await outbox.readAfter(store.db, cursor, 2);
     const rest = await outbox.readAfter(store.db, first.at(-1)!.cursor, 10);
     expect([...first, ...rest].map((e) => (e.data as { alert_id: string }).alert_id)).toEqual([
@@ -158,7 +149,7 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
     // 230 events: more than one multi-row statement's worth (100).
     const inputs = Array.from({ length: 230 }, (_, i) => ({
       type: "price.alert" as const,
-      data: alert(1000 + i),
+      data: priceAlert(1000 + i),
       accountId: "acc_2",
       environment: "sandbox" as const,
     }));
@@ -172,13 +163,13 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
   });
 
   it("writes none of a batch when one payload is invalid", async () => {
-    const bad = { ...alert(2000), threshold: "high" } as unknown as ReturnType<typeof alert>;
+    const bad = { ...priceAlert(2000), threshold: "high" } as unknown as ReturnType<typeof priceAlert>;
     await expect(
       outbox.recordMany(store.db, [
-        { type: "price.alert", data: alert(1999), accountId: null },
+        { type: "price.alert", data: priceAlert(1999), accountId: null },
         ...Array.from({ length: 120 }, (_, i) => ({
           type: "price.alert" as const,
-          data: alert(3000 + i),
+          data: priceAlert(3000 + i),
           accountId: null,
         })),
         { type: "price.alert", data: bad, accountId: null },
@@ -199,12 +190,12 @@ describe.each(STORE_BACKENDS)("outbox on %s", (backend) => {
       });
       // The slow transaction takes the lower sequence number but commits last.
       const slow = store.db.transaction().execute(async (trx) => {
-        await outbox.record(trx, { type: "price.alert", data: alert(100), accountId: null });
+        await outbox.record(trx, { type: "price.alert", data: priceAlert(100), accountId: null });
         slowRecorded();
         await slowMayCommit;
       });
       await slowHasRecorded;
-      await outbox.record(store.db, { type: "price.alert", data: alert(101), accountId: null });
+      await outbox.record(store.db, { type: "price.alert", data: priceAlert(101), accountId: null });
 
       // While the slow one is open, the fast one must not be handed out past it.
       expect(await outbox.readAfter(store.db, cursor)).toEqual([]);

@@ -8,17 +8,8 @@ import { Outbox, START_CURSOR } from "../../src/events/outbox";
 import { ManualClock } from "../../src/infra/clock";
 import { migrate } from "../../src/infra/db/store";
 import { STORE_BACKENDS } from "../support/backends";
+import { priceAlert } from "../support/events";
 import { openTestStore, type TestStore } from "../support/store";
-
-const alert = (n: number) => ({
-  alert_id: `alt_${n}`,
-  market_id: "kalshi:KXBTC",
-  event_title: "Bitcoin",
-  condition: "price_above",
-  threshold: 0.5,
-  current_price: 0.51,
-  platform: "kalshi",
-});
 
 describe.each(STORE_BACKENDS)("migrations on %s", (backend) => {
   let opened: TestStore | undefined;
@@ -44,7 +35,7 @@ describe.each(STORE_BACKENDS)("migrations on %s", (backend) => {
     const { store } = opened;
     const outbox = new Outbox(store.dialect, new ManualClock(Date.UTC(2026, 10, 25, 12)));
     for (const n of [1, 2, 3])
-      await outbox.record(store.db, { type: "price.alert", data: alert(n), accountId: "acc_1" });
+      await outbox.record(store.db, { type: "price.alert", data: priceAlert(n), accountId: "acc_1" });
     const before = await outbox.readAfter(store.db, START_CURSOR);
     // The newest event gone: its number must still never be handed out again.
     await store.db.deleteFrom("events").where("seq", "=", before[2]!.seq).execute();
@@ -55,7 +46,11 @@ describe.each(STORE_BACKENDS)("migrations on %s", (backend) => {
     expect(after.map(({ seq, id, data }) => ({ seq, id, data }))).toEqual(
       before.slice(0, 2).map(({ seq, id, data }) => ({ seq, id, data })),
     );
-    const next = await outbox.record(store.db, { type: "price.alert", data: alert(4), accountId: "acc_1" });
+    const next = await outbox.record(store.db, {
+      type: "price.alert",
+      data: priceAlert(4),
+      accountId: "acc_1",
+    });
     expect(next.seq).toBeGreaterThan(before[2]!.seq);
     // Ids are no longer indexed: they are ULIDs, never looked up.
     await sql`insert into events (id, type, account_id, environment, data, created_at)

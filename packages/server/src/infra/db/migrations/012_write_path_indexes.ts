@@ -25,6 +25,8 @@ export function writePathIndexes(dialect: Dialect): Migration {
         const highWater = await sql<{
           seq: number;
         }>`select seq from sqlite_sequence where name = 'events'`.execute(trx);
+        // 001's events table as SQLite has it, column for column, without UNIQUE on id (written
+        // out again: a shipped migration is never edited or reused).
         await trx.schema
           .createTable("events_rebuilt")
           .addColumn("seq", "integer", (c) => c.primaryKey().autoIncrement())
