@@ -11,8 +11,9 @@
  * the writer and never blocks it, and its work happens on another core. The server's connection
  * keeps a checkpoint of its own as a backstop, at a larger WAL size (`BACKSTOP_CHECKPOINT_PAGES`):
  * the WAL can only start over from the beginning after a checkpoint that caught up completely, and
- * under a steady stream of writes the background one is always a commit or two behind. The backstop
- * finds almost everything already copied, so it costs little more than its fsyncs.
+ * under a steady stream of writes the background one can stay a commit or two behind for a long
+ * stretch (or its thread may have failed). The backstop finds almost everything already copied, so
+ * it costs little more than its fsyncs.
  *
  * Checkpoints change no data, so they do not move `PRAGMA data_version` on the server's connection
  * (which the store uses to notice other processes' writes).
