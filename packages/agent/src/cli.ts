@@ -2,7 +2,9 @@
  * `crossbook-agent`: the library's command line. `dashboard` serves the local web dashboard.
  *
  *   npx crossbook-agent dashboard --api-key cb_test_… [--base-url http://127.0.0.1:8080] [--port 4000]
- *     [--host 127.0.0.1] [--markets id,id] [--environment sandbox|production] [--risk risk.json]
+ *     [--host 127.0.0.1] [--allow-host name[:port],…] [--markets id,id] [--environment sandbox|production]
+ *
+ * The dashboard prints its URL with the sign-in token (`?token=…`); see dashboard/server.ts.
  */
 import { Command, InvalidArgumentError } from "commander";
 import { Crossbook, type Environment, keyEnvironment } from "./client.js";
@@ -29,8 +31,13 @@ program
   .option("--port <port>", "port to listen on (0: any free port)", port, 4000)
   .option(
     "--host <host>",
-    "address to listen on; beyond loopback the page needs the printed token",
+    "address or name to listen on; its name is also accepted in the Host header",
     "127.0.0.1",
+  )
+  .option(
+    "--allow-host <hosts>",
+    "comma-separated extra Host header values to answer to: name (with --port) or name:port",
+    "",
   )
   .option("--markets <ids>", "comma-separated market ids to watch", "")
   .action(
@@ -40,6 +47,7 @@ program
       environment?: string;
       port: number;
       host: string;
+      allowHost: string;
       markets: string;
     }) => {
       if (!opts.apiKey) program.error("--api-key (or CROSSBOOK_API_KEY) is required");
@@ -49,11 +57,18 @@ program
         ...(environment ? { environment } : {}),
         baseUrl: opts.baseUrl,
       });
-      const markets = opts.markets
-        .split(",")
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const dashboard = await startDashboard({ client, markets, port: opts.port, host: opts.host });
+      const list = (value: string) =>
+        value
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean);
+      const dashboard = await startDashboard({
+        client,
+        markets: list(opts.markets),
+        port: opts.port,
+        host: opts.host,
+        allowedHosts: list(opts.allowHost),
+      });
       process.stdout.write(`crossbook-agent dashboard: ${dashboard.openUrl}\n`);
       const stop = async () => {
         await dashboard.close();

@@ -1,5 +1,6 @@
+import { createHmac } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 // The service's own signing code: what the receiver verifies is exactly what crossbook sends.
@@ -42,7 +43,194 @@ describe("verifyWebhook", () => {
   });
 });
 
+/** Spec 6.3 by hand over exact bytes (the service's `deliveryHeaders` takes a string). */
+const signBytes = (bytes: Buffer, at = now, deliveryId = "dlv_1") => {
+  const timestamp = String(Math.floor(at / 1000));
+  const mac = createHmac("sha256", secret).update(`${timestamp}.`).update(bytes).digest("hex");
+  return {
+    "content-type": "application/json",
+    "x-service-signature": `sha256=${mac}`,
+    "x-service-timestamp": timestamp,
+    "x-service-delivery-id": deliveryId,
+  };
+};
+
+describe("verifyWebhook over the raw bytes", () => {
+  // Spaces, a \u escape and a raw UTF-8 "é": JSON.stringify(JSON.parse(raw)) gives other bytes.
+  const raw = Buffer.from(
+    '{ "id": "dlv_1", "type": "order.filled",\n  "timestamp": "2026-11-24T12:00:00Z", "data": { "note": "caf\\u00e9 café" } }',
+    "utf8",
+  );
+
+  it("verifies the bytes as sent, not a re-serialisation, and refuses a tampered byte", () => {
+    const headers = signBytes(raw);
+    expect(verifyWebhook(secret, raw, headers, { now })).toMatchObject({
+      ok: true,
+      event: { id: "dlv_1", data: { note: "café café" } },
+    });
+    const reserialised = JSON.stringify(JSON.parse(raw.toString("utf8")));
+    expect(reserialised).not.toBe(raw.toString("utf8"));
+    expect(verifyWebhook(secret, reserialised, headers, { now })).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
+    const tampered = Buffer.from(raw);
+    tampered[tampered.indexOf("order")] = "O".charCodeAt(0);
+    expect(verifyWebhook(secret, tampered, headers, { now })).toEqual({ ok: false, reason: "bad_signature" });
+  });
+
+  it("checks the signature over bytes that are not valid UTF-8 (then refuses the body, not the signature)", () => {
+    // A decoded-then-re-encoded body would turn 0xff into U+FFFD (3 bytes) and fail the HMAC.
+    const invalid = Buffer.concat([raw.subarray(0, raw.length - 3), Buffer.from([0xff]), Buffer.from('"}')]);
+    const result = verifyWebhook(secret, invalid, signBytes(invalid), { now });
+    expect(result).toEqual({ ok: false, reason: "bad_body" });
+    expect(verifyWebhook(secret, invalid, signBytes(raw), { now })).toEqual({
+      ok: false,
+      reason: "bad_signature",
+    });
+  });
+
+  it("refuses a timestamp that is not plain digits", () => {
+    const headers = signBytes(raw);
+    const padded = ` ${headers["x-service-timestamp"]}`;
+    const mac = createHmac("sha256", secret).update(`${padded}.`).update(raw).digest("hex");
+    expect(
+      verifyWebhook(
+        secret,
+        raw,
+        { ...headers, "x-service-timestamp": padded, "x-service-signature": `sha256=${mac}` },
+        { now },
+      ),
+    ).toEqual({ ok: false, reason: "stale_timestamp" });
+  });
+});
+
 describe("webhookReceiver", () => {
+  async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
+    const server = createServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+  const deferred = () => {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    return { promise, resolve };
+  };
+
+  it("runs the handler once for two concurrent deliveries of the same id, answering both 200", async () => {
+    const entered = deferred();
+    const gate = deferred();
+    const secondRead = deferred();
+    let calls = 0;
+    const receive = webhookReceiver({
+      secret,
+      onEvent: async () => {
+        calls++;
+        entered.resolve();
+        await gate.promise;
+      },
+    });
+    let requests = 0;
+    const server = await listen((req, res) => {
+      // Once the retry's body is in, let the receiver get past its checks before the first run ends.
+      if (++requests === 2) req.on("end", () => setImmediate(() => setImmediate(secondRead.resolve)));
+      void receive(req, res);
+    });
+    try {
+      const post = () => fetch(server.url, { method: "POST", headers: signed(body, Date.now()), body });
+      const first = post();
+      await entered.promise;
+      const retry = post();
+      await secondRead.promise;
+      gate.resolve();
+      const answers = await Promise.all([first, retry]);
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      expect(calls).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("releases the claim when the handler throws, so a later retry runs it", async () => {
+    const entered = deferred();
+    const gate = deferred();
+    const secondRead = deferred();
+    let calls = 0;
+    const receive = webhookReceiver({
+      secret,
+      onEvent: async () => {
+        calls++;
+        if (calls === 1) {
+          entered.resolve();
+          await gate.promise;
+          throw new Error("database down");
+        }
+      },
+    });
+    let requests = 0;
+    const server = await listen((req, res) => {
+      if (++requests === 2) req.on("end", () => setImmediate(() => setImmediate(secondRead.resolve)));
+      void receive(req, res);
+    });
+    try {
+      const post = () => fetch(server.url, { method: "POST", headers: signed(body, Date.now()), body });
+      const first = post();
+      await entered.promise;
+      const concurrent = post();
+      await secondRead.promise;
+      gate.resolve();
+      // The concurrent retry shares the failed run's outcome: crossbook keeps retrying.
+      expect((await Promise.all([first, concurrent])).map((r) => r.status)).toEqual([500, 500]);
+      expect(calls).toBe(1);
+      expect((await post()).status).toBe(200);
+      expect(calls).toBe(2);
+      expect((await post()).status).toBe(200);
+      expect(calls).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("runs a retry again after a handler that threw synchronously", async () => {
+    let calls = 0;
+    const receive = webhookReceiver({
+      secret,
+      onEvent: () => {
+        if (++calls === 1) throw new Error("boom");
+      },
+    });
+    const server = await listen((req, res) => void receive(req, res));
+    try {
+      const post = () => fetch(server.url, { method: "POST", headers: signed(body, Date.now()), body });
+      expect((await post()).status).toBe(500);
+      expect((await post()).status).toBe(200);
+      expect(calls).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("verifies the bytes received: extra whitespace passes, a tampered byte gets 401", async () => {
+    const events: unknown[] = [];
+    const receive = webhookReceiver({ secret, onEvent: (e) => void events.push(e.data) });
+    const server = await listen((req, res) => void receive(req, res));
+    try {
+      const raw = Buffer.from(
+        `{"id":"dlv_9",   "type":"order.filled","timestamp":"2026-11-24T12:00:00Z","data":{"n":"\\u00e9"}}`,
+      );
+      const headers = signBytes(raw, Date.now(), "dlv_9");
+      const tampered = Buffer.from(raw.toString().replace("   ", "  "));
+      expect((await fetch(server.url, { method: "POST", headers, body: tampered })).status).toBe(401);
+      expect((await fetch(server.url, { method: "POST", headers, body: raw })).status).toBe(200);
+      expect(events).toEqual([{ n: "é" }]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("answers 401 to a bad signature, runs the handler once per delivery id", async () => {
     const events: string[] = [];
     const server = createServer(webhookReceiver({ secret, onEvent: (e) => void events.push(e.id) }));

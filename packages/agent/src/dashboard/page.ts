@@ -2,15 +2,25 @@
  * The dashboard page: one self-contained HTML document (inline CSS and script, no CDN), laid out
  * in cards that stack on a phone. It reads `/api/state` once, then follows `/api/events` (SSE):
  * `price` events move prices, charts and live PnL; `state` events redraw balance, positions,
- * orders, fills, alerts and risk.
+ * orders, fills, alerts and risk. The server's Content-Security-Policy runs only the inline
+ * `<style>` and `<script>` carrying that response's nonce (no inline `style=` or `on…=` attributes),
+ * and the page sends no token: the session cookie rides along on its same-origin requests.
  */
-export const DASHBOARD_HTML = `<!doctype html>
+const NONCE = "{{nonce}}";
+
+/** The page for one response, its `<style>` and `<script>` tagged with that response's CSP nonce. */
+export function dashboardPage(nonce: string): string {
+  if (!/^[A-Za-z0-9+/=]+$/.test(nonce)) throw new TypeError("a CSP nonce is base64");
+  return DASHBOARD_HTML.replaceAll(NONCE, nonce);
+}
+
+const DASHBOARD_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>crossbook agent</title>
-<style>
+<style nonce="${NONCE}">
   :root { --bg:#0f1419; --card:#182029; --line:#2a3541; --text:#e6edf3; --dim:#8b99a8; --up:#3fb950; --down:#f85149; --accent:#58a6ff; }
   * { box-sizing: border-box; }
   body { margin:0; font:14px/1.4 system-ui,-apple-system,Segoe UI,Roboto,sans-serif; background:var(--bg); color:var(--text); }
@@ -54,10 +64,8 @@ export const DASHBOARD_HTML = `<!doctype html>
   <section><h2>Alerts</h2><div id="alerts"></div></section>
   <section><h2>Risk</h2><div id="risk"></div></section>
 </main>
-<script>
+<script nonce="${NONCE}">
 (() => {
-  const token = new URLSearchParams(location.search).get("token");
-  const q = (path) => token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
   const $ = (id) => document.getElementById(id);
   const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&":"&amp;", "<":"&lt;", ">":"&gt;", '"':"&quot;", "'":"&#39;" })[c]);
   const usd = (n) => n == null ? "–" : (n < 0 ? "-$" : "$") + Math.abs(n).toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
@@ -120,15 +128,19 @@ export const DASHBOARD_HTML = `<!doctype html>
     const btn = e.target.closest("button[data-testid=cancel]");
     if (!btn) return;
     btn.disabled = true;
-    const res = await fetch(q("/api/orders/" + encodeURIComponent(btn.dataset.id) + "/cancel"), { method: "POST" });
-    if (res.ok) btn.closest("tr").remove(); else { btn.disabled = false; alert((await res.json()).error); }
+    const res = await fetch("/api/orders/" + encodeURIComponent(btn.dataset.id) + "/cancel", { method: "POST" });
+    if (res.ok) { btn.closest("tr").remove(); return; }
+    btn.disabled = false;
+    const text = await res.text();
+    let message = text; try { message = JSON.parse(text).error || text; } catch {}
+    alert(message);
   });
-  fetch(q("/api/state")).then((r) => r.json()).then((s) => {
+  fetch("/api/state").then((r) => r.json()).then((s) => {
     Object.assign(prices, s.prices || {});
     for (const [id, h] of Object.entries(s.history || {})) history[id] = h.points;
     state = s; renderState();
   });
-  const events = new EventSource(q("/api/events"));
+  const events = new EventSource("/api/events");
   events.onopen = () => { $("status").textContent = "live"; $("status").className = "pill ok"; };
   events.onerror = () => { $("status").textContent = "reconnecting…"; $("status").className = "pill bad"; };
   events.addEventListener("state", (e) => { state = JSON.parse(e.data); renderState(); });

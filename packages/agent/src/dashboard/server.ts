@@ -4,14 +4,27 @@
  * a cancel button), live prices and charts of watched markets, alerts, risk status and recent
  * fills. Prices reach the page over Server-Sent Events from a `PriceStream`; the rest is refreshed
  * every `refreshMs` and pushed the same way.
+ *
+ * It can cancel orders with a trading key, so every request is checked, loopback or not:
+ * - the Host header is one the dashboard answers to (loopback names with its port, the `host` it
+ *   listens on, `allowedHosts`), else 403: a DNS-rebinding page on another name gets nothing;
+ * - a token, always: the printed URL carries it once (`?token=`), that visit trades it for an
+ *   HttpOnly SameSite=Strict cookie and redirects to the clean URL (303; a small self-refreshing
+ *   page when the link was followed from another site); later requests authenticate by the cookie
+ *   (or an `X-Dashboard-Token` header, for scripts), else 401;
+ * - a state-changing request (any method but GET/HEAD) must come from the dashboard's own origin
+ *   (Origin, or without it Sec-Fetch-Site / Referer), else 403: SameSite does not separate ports of
+ *   one host, so a page on another local port could otherwise post with the cookie;
+ * - every response forbids framing (`X-Frame-Options: DENY`, CSP `frame-ancestors 'none'`), and
+ *   the page's CSP runs only its own nonce-tagged inline style and script.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Crossbook } from "../client.js";
 import { CrossbookApiError } from "../errors.js";
 import type { PriceStream, PriceUpdate } from "../stream.js";
-import { DASHBOARD_HTML } from "./page.js";
+import { dashboardPage } from "./page.js";
 
 /** What the dashboard shows about risk: any object with a JSON-able `status()`. */
 export interface RiskStatusSource {
@@ -22,22 +35,40 @@ export interface DashboardOptions {
   client: Crossbook;
   /** Markets to watch besides those with positions or open orders. */
   markets?: string[];
+  /**
+   * Address to listen on (default `127.0.0.1`). A name or address other than loopback and the
+   * wildcards (`0.0.0.0`, `::`) is also accepted in the Host header, with the port.
+   */
   host?: string;
   port?: number;
+  /**
+   * More Host header values to answer to besides `127.0.0.1`, `localhost` and `[::1]` with the
+   * port: `"name"` (with the dashboard's port) or `"name:port"` (e.g. behind a port mapping).
+   */
+  allowedHosts?: string[];
   /** Data refresh period in ms (default 2,000). */
   refreshMs?: number;
-  /** Required to open the page when listening beyond loopback (generated when absent). */
+  /**
+   * The access token, at least 16 of `A-Z a-z 0-9 - _ . ~` (default: 32 random bytes, base64url).
+   */
   token?: string;
   risk?: RiskStatusSource;
 }
 
 export interface Dashboard {
+  /** The dashboard's address, without the token. */
   url: string;
-  /** The URL with the access token, when one is required. */
+  /** The address with `?token=…`: opening it once signs the browser in (a cookie) and redirects to `url`. */
   openUrl: string;
+  /** The access token (also accepted in an `X-Dashboard-Token` header). */
+  token: string;
   server: Server;
   close(): Promise<void>;
 }
+
+const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"];
+const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
+const TOKEN_FORMAT = /^[A-Za-z0-9._~-]{16,}$/;
 
 interface History {
   points: Array<[number, number]>;
@@ -53,8 +84,13 @@ interface History {
 export async function startDashboard(options: DashboardOptions): Promise<Dashboard> {
   const { client } = options;
   const host = options.host ?? "127.0.0.1";
-  const loopback = host === "127.0.0.1" || host === "localhost" || host === "::1";
-  const token = options.token ?? (loopback ? undefined : randomBytes(16).toString("hex"));
+  if (options.token !== undefined && !TOKEN_FORMAT.test(options.token))
+    throw new TypeError("token: at least 16 characters of A-Z a-z 0-9 - _ . ~");
+  const token = options.token ?? randomBytes(32).toString("base64url");
+  const tokenDigest = digest(token);
+  /** Filled in once listening: the port is known only then. */
+  const allowedHosts = new Set<string>();
+  let cookieName = "";
   const watched = new Set(options.markets ?? []);
   const history = new Map<string, History>();
   const latest = new Map<string, PriceUpdate>();
@@ -113,27 +149,68 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     }
   };
 
-  const authorized = (req: IncomingMessage, url: URL) => {
-    if (!token) return true;
-    const given =
-      url.searchParams.get("token") ?? (req.headers["x-dashboard-token"] as string | undefined) ?? "";
-    const a = Buffer.from(given);
-    const b = Buffer.from(token);
-    return a.length === b.length && timingSafeEqual(a, b);
-  };
+  /** Constant time whatever the given value's length: both sides are hashed first. */
+  const isToken = (given: string | undefined) =>
+    given !== undefined && timingSafeEqual(digest(given), tokenDigest);
 
-  const server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? "/", "http://dashboard");
-    if (!authorized(req, url)) {
-      res
-        .writeHead(401, { "content-type": "text/plain" })
-        .end("open the URL the dashboard printed (it has the token)");
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    const hostHeader = (req.headers.host ?? "").toLowerCase();
+    if (!allowedHosts.has(hostHeader)) {
+      text(res, 403, "unexpected Host header: open the dashboard by the address it printed");
       return;
     }
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://dashboard");
+    } catch {
+      text(res, 400, "bad request target");
+      return;
+    }
+    const isRead = req.method === "GET" || req.method === "HEAD";
+
+    // The printed URL: trade the token for the cookie, then drop it from the address bar (and from
+    // history and any Referer) with a redirect.
+    if (isRead && url.searchParams.has("token")) {
+      if (!isToken(url.searchParams.get("token") ?? undefined)) {
+        text(res, 401, "wrong token: open the URL the dashboard printed");
+        return;
+      }
+      url.searchParams.delete("token");
+      res.setHeader("set-cookie", `${cookieName}=${token}; Path=/; HttpOnly; SameSite=Strict`);
+      // The path starts with exactly one slash: "//host" would send the browser elsewhere.
+      const clean = url.pathname.replace(/^\/+/, "/") + url.search;
+      if (req.headers["sec-fetch-site"] === "cross-site") {
+        // Opened from a link on another site: the browser would not send a SameSite=Strict cookie
+        // along that navigation's redirect, but does on a navigation this page starts itself.
+        const target = escapeHtml(clean);
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+        res.end(
+          `<!doctype html><meta http-equiv="refresh" content="0; url=${target}"><a href="${target}">continue</a>`,
+        );
+      } else res.writeHead(303, { location: clean }).end();
+      return;
+    }
+
+    const headerToken = req.headers["x-dashboard-token"];
+    const byHeader = typeof headerToken === "string" && isToken(headerToken);
+    if (!byHeader && !isToken(readCookie(req.headers.cookie, cookieName))) {
+      text(res, 401, "not signed in: open the URL the dashboard printed (the one with ?token=…)");
+      return;
+    }
+    if (!isRead && !sameOrigin(req, `http://${hostHeader}`, byHeader)) {
+      text(res, 403, "cross-origin request refused");
+      return;
+    }
+
     try {
       if (req.method === "GET" && url.pathname === "/") {
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-        res.end(DASHBOARD_HTML);
+        const nonce = randomBytes(16).toString("base64");
+        res.writeHead(200, {
+          "content-type": "text/html; charset=utf-8",
+          "content-security-policy": pagePolicy(nonce),
+        });
+        res.end(dashboardPage(nonce));
       } else if (req.method === "GET" && url.pathname === "/api/state") {
         json(res, 200, {
           ...state,
@@ -141,11 +218,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
           history: Object.fromEntries(history),
         });
       } else if (req.method === "GET" && url.pathname === "/api/events") {
-        res.writeHead(200, {
-          "content-type": "text/event-stream",
-          "cache-control": "no-store",
-          connection: "keep-alive",
-        });
+        res.writeHead(200, { "content-type": "text/event-stream", connection: "keep-alive" });
         res.write(`event: state\ndata: ${JSON.stringify(state)}\n\n`);
         clients.add(res);
         req.on("close", () => clients.delete(res));
@@ -165,19 +238,31 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         json(res, error.status, { error: error.message, code: error.code });
       else json(res, 500, { error: error instanceof Error ? error.message : String(error) });
     }
-  });
+  };
+  const server = createServer((req, res) => void handle(req, res));
 
   if (watched.size > 0) follow([...watched]);
   await refresh();
   const timer = setInterval(() => void refresh(), options.refreshMs ?? 2_000);
   timer.unref?.();
-  await new Promise<void>((resolve) => server.listen(options.port ?? 4000, host, resolve));
-  const address = server.address() as AddressInfo;
-  const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const base = `http://${shown}:${address.port}/`;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 4000, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  // Cookies are not told apart by port: one name per port keeps two dashboards from clashing.
+  cookieName = `crossbook_dashboard_${port}`;
+  const listenName = hostName(host);
+  for (const name of [...LOOPBACK_NAMES, listenName, ...(options.allowedHosts ?? [])])
+    if (!WILDCARDS.has(name)) for (const value of hostValues(name, port)) allowedHosts.add(value);
+  const base = `http://${WILDCARDS.has(listenName) ? "127.0.0.1" : listenName}:${port}/`;
   return {
     url: base,
-    openUrl: token ? `${base}?token=${token}` : base,
+    openUrl: `${base}?token=${token}`,
+    token,
     server,
     async close() {
       clearInterval(timer);
@@ -186,6 +271,86 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Sent with every response; the page's own response replaces the CSP with `pagePolicy`. */
+const SECURITY_HEADERS = {
+  "x-frame-options": "DENY",
+  "content-security-policy":
+    "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store",
+};
+
+/** Same-origin fetches and SSE only; the page's inline style and script by this response's nonce. */
+function pagePolicy(nonce: string): string {
+  return [
+    "default-src 'self'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' data:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/**
+ * Whether a state-changing request comes from the dashboard's own origin. Browsers send Origin on
+ * every POST; without it, Sec-Fetch-Site or Referer decide. A request with none of the three is a
+ * script (curl), accepted only when it authenticated with the X-Dashboard-Token header, which a
+ * page on another origin cannot add without a CORS preflight the dashboard never grants.
+ */
+function sameOrigin(req: IncomingMessage, self: string, byHeader: boolean): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined) return origin.toLowerCase() === self;
+  const site = req.headers["sec-fetch-site"];
+  if (site !== undefined) return site === "same-origin";
+  const referer = req.headers.referer;
+  if (referer !== undefined) {
+    try {
+      return new URL(referer).origin === self;
+    } catch {
+      return false;
+    }
+  }
+  return byHeader;
+}
+
+/** A host as written in a URL and a Host header: lower case, an IPv6 address in brackets. */
+function hostName(host: string): string {
+  const name = host.trim().toLowerCase();
+  return name.includes(":") && !name.startsWith("[") ? `[${name}]` : name;
+}
+
+/** The Host header values for a name (with its own port, or the dashboard's); port 80 may be left out. */
+function hostValues(entry: string, port: number): string[] {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(entry.trim().toLowerCase());
+  if (match) return [`${match[1]}:${match[2]}`, ...(match[2] === "80" ? [match[1]!] : [])];
+  const name = hostName(entry);
+  return [`${name}:${port}`, ...(port === 80 ? [name] : [])];
+}
+
+function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? "").split(";")) {
+    const at = part.indexOf("=");
+    if (at > 0 && part.slice(0, at).trim() === name) return part.slice(at + 1).trim();
+  }
+  return undefined;
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function digest(value: string): Buffer {
+  return createHash("sha256").update(value, "utf8").digest();
+}
+
+function text(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(message);
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
