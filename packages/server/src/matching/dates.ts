@@ -70,6 +70,40 @@ export function yearNear(closeDay: string | null): YearOf {
   };
 }
 
+const MONTH_WITHOUT_YEAR = new RegExp(`\\b(in|for|during|of|by|through)\\s+${MONTH_RE}`, "g");
+
+/**
+ * For each position i of `s` (and s.length): 1 when the first character at or after i that is not a
+ * lowercase letter or a space is a digit. What the lookahead `(?=[a-z\s]*\d)` asks at i, for every i
+ * in one pass from the end (the lookahead rescans the words after each match).
+ */
+export function digitAfterWords(s: string): Uint8Array {
+  const out = new Uint8Array(s.length + 1);
+  for (let i = s.length - 1; i >= 0; i--) {
+    const c = s.charCodeAt(i);
+    if ((c >= 97 && c <= 122) || isSpace(c)) out[i] = out[i + 1]!;
+    else out[i] = c >= 48 && c <= 57 ? 1 : 0;
+  }
+  return out;
+}
+
+/** What `\s` matches in a regular expression. */
+function isSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) ||
+    c === 32 ||
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
 export const FALLBACK_CONTEXT =
   /\b(not|no|unless|fails?|delay(ed)?|unpublished|postponed|otherwise|cancel+ed|void|absent|lapse)\b[^.;]{0,80}$/;
 
@@ -83,11 +117,16 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
       return { key: day, kind: "by" };
     return { key: day, kind: "on" };
   };
-  const taken: Array<[number, number]> = [];
-  const free = (a: number, b: number) => taken.every(([x, y]) => b <= x || a >= y);
+  // Characters already read as part of a date: a later pattern may not reuse them. One flag per
+  // character keeps the check proportional to the mention, not to the mentions found so far.
+  const taken = new Uint8Array(s.length);
+  const free = (a: number, b: number) => {
+    for (let i = a; i < b; i++) if (taken[i]) return false;
+    return true;
+  };
   const push = (index: number, length: number, mention: DateMention) => {
     if (!free(index, index + length)) return;
-    taken.push([index, index + length]);
+    taken.fill(1, index, index + length);
     out.push({ index, mention, fallback: FALLBACK_CONTEXT.test(s.slice(Math.max(0, index - 100), index)) });
   };
   const explicit = (y: string | undefined, month: number, day: number) =>
@@ -137,13 +176,20 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
       kind,
     });
   }
-  // A month without a year ("in November?"): the one nearest the close.
-  for (const m of s.matchAll(
-    new RegExp(`\\b(in|for|during|of|by|through)\\s+${MONTH_RE}(?![a-z\\s]*\\d)`, "g"),
-  )) {
+  // A month without a year ("in November?"): the one nearest the close. Not when a number follows
+  // the words after it ("in May 2027", "by March of next year 5"): that was a dated mention above.
+  let digitAhead: Uint8Array | null = null;
+  for (const m of s.matchAll(MONTH_WITHOUT_YEAR)) {
+    digitAhead ??= digitAfterWords(s);
+    let length = m[0].length;
+    if (digitAhead[m.index + length]) {
+      // Without its dot the month is followed by "." rather than by words and a number.
+      if (!m[0].endsWith(".")) continue;
+      length -= 1;
+    }
     const month = MONTHS[m[2]!]!;
     const at = m.index + m[1]!.length + 1;
-    push(at, m[0].length - m[1]!.length - 1, {
+    push(at, length - m[1]!.length - 1, {
       key: `${yearOf(month, 15)}-${pad(month)}`,
       level: "month",
       kind: m[1] === "by" || m[1] === "through" ? "by" : "in",
@@ -195,7 +241,7 @@ export function keyDate(question: RawDate[], eventTitle: RawDate[], rules: RawDa
 
 export function minuteUtcOf(s: string): number | null {
   const m =
-    /\b(\d{1,2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*(et|est|edt|eastern|utc|gmt|ct|cst|pt|pst)\b/.exec(
+    /\b(\d{1,2})(?::(\d{2}))?\s*(?:(am|pm|a\.m\.|p\.m\.)\s*)?(et|est|edt|eastern|utc|gmt|ct|cst|pt|pst)\b/.exec(
       s,
     );
   if (!m) {

@@ -50,6 +50,9 @@ export const TEAM_CITY: Record<string, string> = Object.fromEntries(
     .split(" ")
     .map((pair) => pair.split(":") as [string, string]),
 );
+// Null prototype: TEAM_CITY is looked up with words of venue text, and "constructor" (an F1
+// market's "Constructors' Champion") must not find Object's own.
+Object.setPrototypeOf(TEAM_CITY, null);
 
 export const CITY_WORDS = new Set(Object.values(TEAM_CITY).flatMap((c) => c.split("-")));
 

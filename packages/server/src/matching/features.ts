@@ -18,7 +18,14 @@ import {
   sideKey,
   TEAM_SET,
 } from "./entities";
-import { type Comparator, extractMeasure, type Measure, measureText, rulesMeasure } from "./measures";
+import {
+  type Comparator,
+  extractMeasure,
+  type Measure,
+  measureText,
+  RulesNumbers,
+  rulesMeasure,
+} from "./measures";
 import {
   BASIS_PATTERNS,
   namedSourcesOf,
@@ -29,7 +36,7 @@ import {
   windowStartOf,
   zonesOf,
 } from "./settlement";
-import { contentWords, normalizeText, STOPWORDS, stem, words } from "./text";
+import { clip, contentWords, followedBy, normalizeText, STOPWORDS, stem, words } from "./text";
 import type { MatchableMarket } from "./types";
 
 export { entityAliases, sameSide } from "./entities";
@@ -37,6 +44,7 @@ export { measureText } from "./measures";
 export type { Comparator, DateMention, Measure };
 
 export interface ContractFeatures {
+  /** The market as read: each text field cut to its limit (`MATCHER_TEXT_LIMITS`). */
   market: MatchableMarket;
   /** Canonical entity keys named by the question, event title and YES label (blocking). */
   entities: Set<string>;
@@ -86,18 +94,87 @@ export interface ContractFeatures {
 
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * How much of each venue text field the matcher reads, in UTF-16 code units. Venue text is input we
+ * do not control: a feed that sends a megabyte of rules must not cost more than one that sends a
+ * page. The limits sit far above real markets (questions and event titles run to about 200
+ * characters, rules to a few KiB), so nothing a venue writes for people is lost; whatever is longer
+ * is cut before any pattern runs, which bounds the work per market.
+ */
+export const MATCHER_TEXT_LIMITS = {
+  question: 500,
+  eventTitle: 500,
+  rules: 16 * 1024,
+  settlementSource: 1000,
+  /** YES/NO labels: a name, a strike or a bucket. */
+  label: 200,
+} as const;
+
+/** The market with each text field cut to `MATCHER_TEXT_LIMITS` (the same object when all fit). */
+export function boundedMarket(market: MatchableMarket): MatchableMarket {
+  const L = MATCHER_TEXT_LIMITS;
+  const cut = <T extends string | null>(text: T, max: number): T => (text ? (clip(text, max) as T) : text);
+  const question = cut(market.question, L.question);
+  const eventTitle = cut(market.eventTitle, L.eventTitle);
+  const rules = cut(market.rules, L.rules);
+  const settlementSource = cut(market.settlementSource, L.settlementSource);
+  const yesLabel = cut(market.yesLabel, L.label);
+  const noLabel = cut(market.noLabel, L.label);
+  if (
+    question === market.question &&
+    eventTitle === market.eventTitle &&
+    rules === market.rules &&
+    settlementSource === market.settlementSource &&
+    yesLabel === market.yesLabel &&
+    noLabel === market.noLabel
+  )
+    return market;
+  return { ...market, question, eventTitle, rules, settlementSource, yesLabel, noLabel };
+}
+
 function countWords(ws: string[]): Map<string, number> {
   const out = new Map<string, number>();
   for (const w of ws) out.set(w, (out.get(w) ?? 0) + 1);
   return out;
 }
 
+// Patterns of extractFeatures. Each is linear in its text: where a pattern could start at every
+// character of a run ("AAAA…", "a-a-a-…") and rescan the rest of the run each time, it starts only
+// where the first match of the original would have.
+
+/** A name: capitalised words. Starts only at the first capital of a run of name characters. */
+const NAME_START = "(?=[A-Z])(?<![A-Z][\\w.'&-]*?)";
+const NAME = "([A-Z][\\w.'&-]*(?:\\s+[A-Z0-9][\\w.'&-]*){0,3})";
+/** "A vs. B", "A at B": the two sides of a contest. */
+const VERSUS = new RegExp(`${NAME_START}${NAME}\\s+(?:vs\\.?|v\\.?|versus|at|@)\\s+(?:the\\s+)?${NAME}`);
+/** "A beat B". */
+const BEATS = new RegExp(
+  `${NAME_START}${NAME}\\s+(?:win|wins|beat|beats|defeat|defeats)\\s+(?:against\\s+|over\\s+)?(?:the\\s+)?${NAME}`,
+);
+/** "<word> win": the word before, from the first word character of its run. */
+const WINNER = /(?<![a-z0-9'-])['-]*\b([a-z0-9'-]+)\s+(?:win|beat)\b/;
+/** `on … at|close` in one line, `not|never … sufficient` in one sentence (see `followedBy`). */
+const ON_WORD = /\bon\b/g;
+const AT_OR_CLOSE = /\b(?:at|close)\b/g;
+const LINE_END = /[\n\r\u2028\u2029]/g;
+const NEGATION = /\b(?:not|never)\b/g;
+const SUFFICES = /\b(?:sufficient|suffice|count|enough|qualify)\b/g;
+const FULL_STOP = /\./g;
+
 function isGeneric(label: string): boolean {
   return /^(yes|no)$/i.test(label.trim());
 }
 
-/** Reads a market into its contract features. */
+/** Reads a market into its contract features (from its text cut to `MATCHER_TEXT_LIMITS`). */
 export function extractFeatures(market: MatchableMarket): ContractFeatures {
+  return readFeatures(boundedMarket(market));
+}
+
+/**
+ * `extractFeatures` without the input limits. Only for measuring that the reading itself grows
+ * linearly with its text (bench/matching-adversarial.ts): everything else reads bounded text.
+ */
+export function readFeatures(market: MatchableMarket): ContractFeatures {
   const labelText = isGeneric(market.yesLabel) ? "" : market.yesLabel;
   const questionRaw = [
     market.question,
@@ -141,7 +218,9 @@ export function extractFeatures(market: MatchableMarket): ContractFeatures {
   const stances = new Set<string>();
   for (const [stance, pattern] of STANCE_PATTERNS) if (pattern.test(aliasedQuestion)) stances.add(stance);
 
-  const measure = extractMeasure(question, rules, allText, stances) ?? rulesMeasure(rules, allText);
+  const rulesNumbers = new RulesNumbers(rules);
+  const measure =
+    extractMeasure(question, rulesNumbers, allText, stances) ?? rulesMeasure(rulesNumbers, allText);
   const yearOf = yearNear(closeDay);
   const questionDates = findDates(question, yearOf);
   const eventDates = findDates(eventTitle, yearOf);
@@ -164,7 +243,7 @@ export function extractFeatures(market: MatchableMarket): ContractFeatures {
     measure && (measure.unit === "usd" || measure.unit === "%" || measure.unit === "n")
       ? throughout
         ? "throughout"
-        : anyTime && !/\bon\b.*\b(at|close)\b/.test(question)
+        : anyTime && !followedBy(question, ON_WORD, AT_OR_CLOSE, LINE_END)
           ? "any_time"
           : atTime || date?.kind === "on"
             ? "at_time"
@@ -187,12 +266,11 @@ export function extractFeatures(market: MatchableMarket): ContractFeatures {
   // Evidence a sentence rules out ("media reports … are not sufficient") is not evidence that counts.
   const evidenceText = sourceText
     .split(/(?<=[.;])\s+/)
-    .filter(
-      (x) =>
-        !/\b(not|never)\b[^.]*\b(sufficient|suffice|count|enough|qualify)\b|\b(do|does) not count\b/.test(x),
-    )
+    .filter((x) => !followedBy(x, NEGATION, SUFFICES, FULL_STOP) && !/\b(do|does) not count\b/.test(x))
     .join(" ");
   const headline = `${question} ${eventTitle}`;
+  // Built once: a new concatenation per pattern would be copied again for every pattern it is read by.
+  const headlineAndSource = `${headline} ${sourceText}`;
   for (const [group, pattern, value] of SOURCE_PATTERNS) {
     const text =
       group === "markettype"
@@ -204,7 +282,7 @@ export function extractFeatures(market: MatchableMarket): ContractFeatures {
               group === "region" ||
               group === "stage" ||
               group === "span"
-            ? `${headline} ${sourceText}`
+            ? headlineAndSource
             : sourceText;
     if (!pattern.test(text)) continue;
     const set = sources.get(group) ?? new Set<string>();
@@ -240,13 +318,8 @@ export function extractFeatures(market: MatchableMarket): ContractFeatures {
   for (const w of [...questionWords, ...words(eventTitle)]) if (TEAM_SET.has(w)) participants.add(w);
   // Unknown teams and players: "A vs. B", "A at B", "Will A beat B".
   const side = sideKey;
-  const NAME = "([A-Z][\\w.'&-]*(?:\\s+[A-Z0-9][\\w.'&-]*){0,3})";
   for (const text of [questionRaw, market.eventTitle ?? ""]) {
-    const m =
-      new RegExp(`${NAME}\\s+(?:vs\\.?|v\\.?|versus|at|@)\\s+(?:the\\s+)?${NAME}`).exec(text) ??
-      new RegExp(
-        `${NAME}\\s+(?:win|wins|beat|beats|defeat|defeats)\\s+(?:against\\s+|over\\s+)?(?:the\\s+)?${NAME}`,
-      ).exec(text.replace(/^Will (the )?/, ""));
+    const m = VERSUS.exec(text) ?? BEATS.exec(text.replace(/^Will (the )?/, ""));
     if (!m) continue;
     for (const name of [m[1]!, m[2]!]) {
       const key = side(name);
@@ -276,7 +349,7 @@ export function extractFeatures(market: MatchableMarket): ContractFeatures {
         ) ??
       null;
   } else {
-    const m = /\b([a-z0-9'-]+)\s+(?:win|beat)\b/.exec(aliasedQuestion.replace(/\bwill (the )?/, ""));
+    const m = WINNER.exec(aliasedQuestion.replace(/\bwill (the )?/, ""));
     if (m) {
       const before = questionWords.slice(0, questionWords.indexOf(m[1]!) + 1).reverse();
       const candidate =

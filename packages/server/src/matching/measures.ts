@@ -78,22 +78,27 @@ export interface NumberHit {
   plus: boolean;
 }
 
+const NUMBER = /(\$?)(-?\d+(?:\.\d+)?)(%|°f|°c|\+)?(?:\s*(bps|pp))?/g;
+const MONTH_BEFORE = new RegExp(`${MONTH_RE}\\s*$`);
+const MONTH_AFTER = new RegExp(`^\\s*(?:of\\s+)?${MONTH_RE}\\b`);
+
 /** Numbers with a unit or a counted noun; dates, years and times are skipped. */
 export function findNumbers(s: string): NumberHit[] {
   const out: NumberHit[] = [];
-  const re = /(\$?)(-?\d+(?:\.\d+)?)(%|°f|°c|\+)?(?:\s*(bps|pp))?/g;
-  for (const m of s.matchAll(re)) {
+  for (const m of s.matchAll(NUMBER)) {
     const index = m.index;
     const end = index + m[0].length;
     const before = s.slice(Math.max(0, index - 12), index);
     const after = s.slice(end, end + 16);
     if (/\d[:/.-]?$/.test(before) || /^[:/]\d/.test(after) || /^-\d\d-/.test(after)) continue;
     if (/^(st|nd|rd|th)\b/.test(after)) continue;
-    if (new RegExp(`${MONTH_RE}\\s*$`).test(before)) continue;
+    if (MONTH_BEFORE.test(before)) continue;
     if (/^\s*(am|pm|a\.m|p\.m)\b/.test(after) || /^\s*(utc|et|gmt)\b/.test(after)) continue;
     if (/\bq$/.test(before)) continue;
-    if (new RegExp(`^\\s*(?:of\\s+)?${MONTH_RE}\\b`).test(after)) continue;
+    if (MONTH_AFTER.test(after)) continue;
     const value = Number(m[2]);
+    // Three hundred digits are not a threshold (and read as Infinity).
+    if (!Number.isFinite(value)) continue;
     let unit: string;
     if (m[1] === "$") unit = "usd";
     else if (m[3] === "%") unit = "%";
@@ -157,29 +162,77 @@ export function stepFor(unit: string, allText: string): number {
   return 1;
 }
 
-/** The comparator the rules state for the value, if they state one. */
-export function rulesComparator(rules: string, value: number, unit: string): Comparator | null {
-  for (const hit of findNumbers(rules)) {
-    if (Math.abs(hit.value - value) > 1e-9) continue;
-    if (hit.unit !== unit && !(unit === "n" || hit.unit === "n")) continue;
-    const found = comparatorAfter(rules.slice(hit.end)) ?? comparatorBefore(rules.slice(0, hit.index));
-    if (!found) continue;
-    // "… resolves to No if it reaches $5,000": the sentence states the NO condition.
-    const start = Math.max(rules.lastIndexOf(". ", hit.index), rules.lastIndexOf("; ", hit.index)) + 1;
-    const endDot = rules.indexOf(". ", hit.end);
-    const sentence = rules.slice(start, endDot < 0 ? rules.length : endDot);
-    const saysNo = /\b(resolve[sd]?|settles?) (to |as )?no\b|\bno\b["']? if\b/.test(sentence);
-    const saysYes = /\b(resolve[sd]?|settles?) (to |as )?yes\b|\byes\b["']? if\b/.test(sentence);
-    // "If no candidate receives more than 50%": the clause itself is negated.
-    const clause = rules.slice(start, hit.index);
-    const negated =
-      /\b(no (candidate|one|team|player|party)|nobody|none of|does not|do not|did not|fails? to)\b[^,;]*$/.test(
-        clause,
-      );
-    const flipped = (saysNo && !saysYes) !== negated;
-    return flipped ? NEGATE[found] : found;
+/**
+ * The numbers of a rules text, read once: a market's question asks about its numbers one by one,
+ * and rescanning the rules for each (and each of those for every other number) made a page of
+ * "5% 5% 5% …" cost minutes. Hits are grouped by value, the comparator written around each hit is
+ * read once, and each (value, unit) question is answered once.
+ */
+export class RulesNumbers {
+  #hits: NumberHit[] | null = null;
+  /** Hits by value, in text order. Values are parsed from decimal text, so equal figures are equal numbers. */
+  readonly #byValue = new Map<number, number[]>();
+  /** The comparator written right around hit i (undefined: not read yet). */
+  readonly #near: Array<Comparator | null | undefined> = [];
+  readonly #answers = new Map<string, Comparator | null>();
+
+  constructor(readonly text: string) {}
+
+  /** The numbers of the rules, in text order (read on first use). */
+  get hits(): NumberHit[] {
+    if (this.#hits === null) {
+      this.#hits = findNumbers(this.text);
+      this.#hits.forEach((hit, i) => {
+        const list = this.#byValue.get(hit.value);
+        if (list) list.push(i);
+        else this.#byValue.set(hit.value, [i]);
+      });
+    }
+    return this.#hits;
   }
-  return null;
+
+  /** The comparator the rules state for the value, if they state one. */
+  comparator(value: number, unit: string): Comparator | null {
+    const key = `${value}|${unit}`;
+    let answer = this.#answers.get(key);
+    if (answer === undefined) {
+      answer = this.#comparator(value, unit);
+      this.#answers.set(key, answer);
+    }
+    return answer;
+  }
+
+  #comparator(value: number, unit: string): Comparator | null {
+    const rules = this.text;
+    const hits = this.hits;
+    for (const i of this.#byValue.get(value) ?? []) {
+      const hit = hits[i]!;
+      if (hit.unit !== unit && !(unit === "n" || hit.unit === "n")) continue;
+      let found = this.#near[i];
+      if (found === undefined) {
+        found = comparatorAfter(rules.slice(hit.end)) ?? comparatorBefore(rules.slice(0, hit.index));
+        this.#near[i] = found;
+      }
+      if (!found) continue;
+      // "… resolves to No if it reaches $5,000": the sentence states the NO condition.
+      const start = Math.max(rules.lastIndexOf(". ", hit.index), rules.lastIndexOf("; ", hit.index)) + 1;
+      const endDot = rules.indexOf(". ", hit.end);
+      const sentence = rules.slice(start, endDot < 0 ? rules.length : endDot);
+      const saysNo = /\b(resolve[sd]?|settles?) (to |as )?no\b|\bno\b["']? if\b/.test(sentence);
+      const saysYes = /\b(resolve[sd]?|settles?) (to |as )?yes\b|\byes\b["']? if\b/.test(sentence);
+      // "If no candidate receives more than 50%": the clause itself is negated. Only the clause's
+      // last stretch without a comma or semicolon can end in a negation.
+      const clause = rules.slice(start, hit.index);
+      const lastStretch = clause.slice(Math.max(clause.lastIndexOf(","), clause.lastIndexOf(";")) + 1);
+      const negated =
+        /\b(no (candidate|one|team|player|party)|nobody|none of|does not|do not|did not|fails? to)\b/.test(
+          lastStretch,
+        );
+      const flipped = (saysNo && !saysYes) !== negated;
+      return flipped ? NEGATE[found] : found;
+    }
+    return null;
+  }
 }
 
 export const NEGATE: Record<Comparator, Comparator> = {
@@ -194,14 +247,14 @@ export const NEGATE: Record<Comparator, Comparator> = {
 
 export function extractMeasure(
   question: string,
-  rules: string,
+  rules: RulesNumbers,
   allText: string,
   stances: Set<string>,
 ): Measure | null {
   // A Fed decision is a signed rate move: "cut by 25 bps" = -25, "hold" = 0, "hike" > 0.
   const aliased = ` ${words(question).join(" ")} `;
   const counted =
-    /\d+\+?\s+(?:or (?:more|fewer|less)\s+)?(?:fed\s+)?(?:rate\s+)?(cut|hike|time)s?\b|\bhow many\b|\bnumber of\b/.test(
+    /(?<!\d)\d+\+?\s+(?:or (?:more|fewer|less)\s+)?(?:fed\s+)?(?:rate\s+)?(cut|hike|time)s?\b|\bhow many\b|\bnumber of\b/.test(
       aliased,
     );
   if (
@@ -220,7 +273,7 @@ export function extractMeasure(
       (h) =>
         h.unit === "bps" ||
         h.unit === "pp" ||
-        (h.unit === "%" && /\bby\s*$/.test(question.slice(0, h.index))),
+        (h.unit === "%" && /\bby\s*$/.test(question.slice(Math.max(0, h.index - 40), h.index))),
     );
     if (moves.length === 0 && all.some((h) => h.unit === "%")) return plainMeasure(question, rules, allText);
     if (sign === 0) {
@@ -257,10 +310,10 @@ export function extractMeasure(
  * ("1 inch or more of snow on the ground"): the first number the rules attach a comparator and a
  * unit to, read with the polarity of its sentence.
  */
-export function rulesMeasure(rules: string, allText: string): Measure | null {
-  for (const hit of findNumbers(rules)) {
+export function rulesMeasure(rules: RulesNumbers, allText: string): Measure | null {
+  for (const hit of rules.hits) {
     if (hit.unit === "n" || hit.unit === "time" || hit.unit === "job") continue;
-    const comparator = rulesComparator(rules, hit.value, hit.unit);
+    const comparator = rules.comparator(hit.value, hit.unit);
     if (!comparator) continue;
     const m = {
       unit: hit.unit,
@@ -275,10 +328,11 @@ export function rulesMeasure(rules: string, allText: string): Measure | null {
 }
 
 /** A threshold or bucket on whatever the question counts or measures. */
-export function plainMeasure(question: string, rules: string, allText: string): Measure | null {
-  // Buckets: "between 44 and 45°F", "44-45°F", "58.0 to 58.9".
+export function plainMeasure(question: string, rulesNumbers: RulesNumbers, allText: string): Measure | null {
+  const rules = rulesNumbers.text;
+  // Buckets: "between 44 and 45°F", "44-45°F", "58.0 to 58.9". A figure starts where its digits do.
   const bucket =
-    /(?:between\s+)?(\$?)(-?\d+(?:\.\d+)?)(%|°f|°c)?\s*(?:-|to|and|through)\s*(\$?)(\d+(?:\.\d+)?)(%|°f|°c)?(?!\d)/.exec(
+    /(?:between\s+)?(\$?)(-?(?<!\d)\d+(?:\.\d+)?)(%|°f|°c)?\s*(?:-|to|and|through)\s*(\$?)(\d+(?:\.\d+)?)(%|°f|°c)?(?!\d)/.exec(
       question,
     );
   if (
@@ -290,7 +344,13 @@ export function plainMeasure(question: string, rules: string, allText: string): 
     const hi = Number(bucket[5]);
     const unit = bucket[1] || bucket[4] ? "usd" : (bucket[3] ?? bucket[6] ?? "n");
     const isYear = lo >= 1900 && lo <= 2100 && hi >= 1900 && hi <= 2100 && unit === "n";
-    if (hi > lo && !isYear && (unit !== "n" || /\bbetween\b/.test(bucket[0]))) {
+    if (
+      hi > lo &&
+      Number.isFinite(lo) &&
+      Number.isFinite(hi) &&
+      !isYear &&
+      (unit !== "n" || /\bbetween\b/.test(bucket[0]))
+    ) {
       const fmtNum = (n: number) => String(n).replace(".", "\\.");
       const highOpen = new RegExp(
         `\\b(less than|below|under|up to but not including)\\s*\\$?${fmtNum(hi)}(?!\\d)`,
@@ -314,7 +374,7 @@ export function plainMeasure(question: string, rules: string, allText: string): 
   // Totals: "O/U 44.5" with an Over or Under YES leg.
   const ou = /\bo\/u\s*(\d+(?:\.\d+)?)/.exec(question);
   const side = /\((over|under)\)/.exec(question);
-  if (ou && side) {
+  if (ou && side && Number.isFinite(Number(ou[1]))) {
     const m = {
       unit: "point",
       comparator: side[1] === "over" ? ">" : "<",
@@ -329,7 +389,7 @@ export function plainMeasure(question: string, rules: string, allText: string): 
     let comparator: Comparator | null = hit.plus
       ? ">="
       : (comparatorAfter(question.slice(hit.end)) ?? comparatorBefore(question.slice(0, hit.index)));
-    const fromRules = rulesComparator(rules, hit.value, hit.unit);
+    const fromRules = rulesNumbers.comparator(hit.value, hit.unit);
     const from = fromRules ? ("rules" as const) : ("title" as const);
     if (fromRules) comparator = fromRules;
     if (!comparator) {

@@ -4,11 +4,26 @@
  * tie/cancellation/postponement handling, time zones, the window's start, and named sources.
  */
 import { type DateMention, dayKey, MONTH_RE, type YearOf } from "./dates";
-import { contentWords, MONTHS, normalizeText } from "./text";
+import { contentWords, followedBy, MONTHS, normalizeText } from "./text";
 
 // Sources, basis, stances, void policy
 
-export const SOURCE_PATTERNS: Array<[string, RegExp, string]> = [
+/** A regular expression, or a test one cannot write as one that runs in linear time. */
+export interface TextTest {
+  test(text: string): boolean;
+}
+
+const WORLDWIDE = /\bworldwide\b/g;
+const GROSS = /\b(?:box office|gross)/g;
+const FULL_STOP = /\./g;
+/** Worldwide box office or gross, or "worldwide" followed by either in the same sentence. */
+const WORLDWIDE_GROSS: TextTest = {
+  test: (text) =>
+    /\b(global|worldwide|international) (box office|gross|grosses|ticket sales)\b/.test(text) ||
+    followedBy(text, WORLDWIDE, GROSS, FULL_STOP),
+};
+
+export const SOURCE_PATTERNS: Array<[string, TextTest, string]> = [
   // [group, pattern, canonical value]
   ["station", /\bcentral park\b|\bknyc\b/, "KNYC"],
   ["station", /\blaguardia\b|\bklga\b/, "KLGA"],
@@ -141,14 +156,11 @@ export const SOURCE_PATTERNS: Array<[string, RegExp, string]> = [
   ["poll", /\brealclearpolitics\b|\brcp\b/, "rcp"],
   ["poll", /\bsilver bulletin\b/, "silver-bulletin"],
   ["approval", /\bgallup\b/, "gallup"],
+  ["domain", WORLDWIDE_GROSS, "worldwide"],
   [
     "domain",
-    /\b(global|worldwide|international) (box office|gross|grosses|ticket sales)\b|\bworldwide\b(?=[^.]*\b(box office|gross))/,
-    "worldwide",
-  ],
-  [
-    "domain",
-    /\bdomestic( \([^)]*\))? (box office|gross|grosses|opening|weekend|ticket sales)\b|\bnorth american (box office|gross)\b/,
+    // "(…)" holds no other "(": each aside is scanned once, not once per "domestic (" before it.
+    /\bdomestic( \([^()]*\))? (box office|gross|grosses|opening|weekend|ticket sales)\b|\bnorth american (box office|gross)\b/,
     "domestic",
   ],
 ];

@@ -110,7 +110,8 @@ export const STOPWORDS = new Set(
   ).split(" "),
 );
 
-export const MONTHS: Record<string, number> = {
+// Null prototype: a word of venue text ("constructor", "__proto__") must never read as a month.
+export const MONTHS: Record<string, number> = Object.assign(Object.create(null), {
   january: 1,
   jan: 1,
   february: 2,
@@ -135,7 +136,7 @@ export const MONTHS: Record<string, number> = {
   nov: 11,
   december: 12,
   dec: 12,
-};
+}) as Record<string, number>;
 
 const SCALE: Record<string, number> = {
   k: 1e3,
@@ -183,9 +184,10 @@ function normalizeUncached(input: string): string {
     .replace(/(^|\s)<(?=\s*[$\d])/g, " below ")
     .replace(/(\d),(?=\d{3}\b)/g, "$1")
     .replace(/(\d),(?=\d{3}\b)/g, "$1");
-  // "$100k", "1.5m", "2 billion" -> plain numbers.
+  // "$100k", "1.5m", "2 billion" -> plain numbers. A number starts where its digits start: tried
+  // from inside a run of digits the pattern would rescan the whole run once per digit.
   s = s.replace(
-    /(\$?)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g,
+    /(\$?)(?<!\d)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g,
     (_all, dollar: string, num: string, unit: string) =>
       `${dollar}${Number((Number(num) * (SCALE[unit] ?? 1)).toPrecision(12))}`,
   );
@@ -235,4 +237,40 @@ export function contentWords(normalized: string): string[] {
     out.push(stem(w));
   }
   return out;
+}
+
+/**
+ * `text` cut to at most `max` UTF-16 code units, never between the two halves of a surrogate pair
+ * (the cut would leave a lone high surrogate, which is not text).
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/**
+ * Whether a match of `first` is followed by a match of `then` with no match of `stop` in between:
+ * what `first[^stop]*then` asks, in one pass. The regular expression rescans the rest of the stretch
+ * once for every match of `first`, so "not not not …" without the word it waits for is quadratic;
+ * here each stretch is scanned once and `then` only ever forward. All three patterns need the `g`
+ * flag; `stop` matches single characters, which neither `first` nor `then` may contain.
+ */
+export function followedBy(text: string, first: RegExp, then: RegExp, stop: RegExp): boolean {
+  first.lastIndex = 0;
+  /** Start of the first match of `then` after the last place it was looked for (Infinity: none). */
+  let next = -1;
+  for (let a = first.exec(text); a; a = first.exec(text)) {
+    const from = a.index + a[0].length;
+    stop.lastIndex = from;
+    const end = stop.exec(text)?.index ?? text.length;
+    if (next < from) {
+      then.lastIndex = from;
+      next = then.exec(text)?.index ?? Number.POSITIVE_INFINITY;
+    }
+    if (next <= end) return true;
+    // A later `first` in the same stretch sees the same stretch, minus its start: it fails too.
+    first.lastIndex = Math.max(end, from + (a[0].length === 0 ? 1 : 0));
+  }
+  return false;
 }

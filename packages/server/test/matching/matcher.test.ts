@@ -5,27 +5,7 @@ import { isAutoAcceptable, Matcher, matchCatalogs } from "../../src/matching/mat
 import { compareContracts, measureRelation } from "../../src/matching/relation";
 import { normalizeText } from "../../src/matching/text";
 import type { MatchableMarket, MatchVerdict } from "../../src/matching/types";
-
-function market(
-  id: string,
-  venue: "polymarket" | "kalshi",
-  question: string,
-  rules: string,
-  extra: Partial<MatchableMarket> = {},
-): MatchableMarket {
-  return {
-    id,
-    venue,
-    question,
-    eventTitle: null,
-    rules,
-    settlementSource: null,
-    closeTime: "2026-12-31T23:00:00Z",
-    yesLabel: "Yes",
-    noLabel: "No",
-    ...extra,
-  };
-}
+import { market } from "./markets";
 
 const worldMarkets: MatchableMarket[] = DEFAULT_WORLD.map((m) => {
   const yes = m.yesLabel ?? "Yes";
