@@ -5,6 +5,19 @@ import { VENUE_IDS } from "../venues/model";
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
 
+/**
+ * A `[price, size]` book level. TypeBox's Tuple emits the draft-07 form (`items` as an array), which
+ * OpenAPI 3.1 (JSON Schema 2020-12) does not allow; this is the 2020-12 form. The redundant `items`
+ * is what fast-json-stringify, which does not read `prefixItems`, serializes each number with.
+ */
+const BookLevel = Type.Unsafe<[number, number]>({
+  type: "array",
+  prefixItems: [Type.Number(), Type.Number()],
+  items: Type.Number(),
+  minItems: 2,
+  maxItems: 2,
+});
+
 /** Spec 2.3, with null where nothing is known yet. */
 export const PriceEntrySchema = Type.Object({
   price: Nullable(
@@ -24,10 +37,10 @@ export const PriceEntrySchema = Type.Object({
     Nullable(
       Type.Object(
         {
-          bids: Type.Array(Type.Tuple([Type.Number(), Type.Number()]), {
+          bids: Type.Array(BookLevel, {
             description: "[price, size] levels of the YES book, best first",
           }),
-          asks: Type.Array(Type.Tuple([Type.Number(), Type.Number()])),
+          asks: Type.Array(BookLevel),
           timestamp: Type.String(),
         },
         { description: "With include_orderbook=true; null when the venue could not be reached" },
