@@ -15,6 +15,8 @@ export type Plan = (typeof PLANS)[number];
 
 const TIER_RATE: Record<Exclude<Tier, "enterprise">, number> = { free: 60, pro: 300 };
 const TIER_KEYS: Record<Tier, number | null> = { free: 2, pro: 10, enterprise: null };
+/** Active price alerts per account (both environments together), by tier. */
+const TIER_ALERTS: Record<Tier, number> = { free: 50, pro: 500, enterprise: 5_000 };
 const PLAN_RATE: Record<Exclude<Plan, "enterprise">, number> = { standard: 1_000, agent: 10_000 };
 const PLAN_STREAM: Record<Exclude<Plan, "enterprise">, { connections: number; markets: number }> = {
   standard: { connections: 2, markets: 50 },
@@ -66,4 +68,8 @@ export function limitsFor(account: AccountLimitsSource, keyType: KeyType | null,
 
 export function keysAllowed(tier: Tier): number | null {
   return TIER_KEYS[tier];
+}
+
+export function alertsAllowed(tier: Tier): number {
+  return TIER_ALERTS[tier];
 }

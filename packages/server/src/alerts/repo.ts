@@ -68,6 +68,17 @@ export async function deleteAlert(db: DbOrTrx, owner: Owner, id: string): Promis
   return Number(result.numDeletedRows) > 0;
 }
 
+/** An account's alerts that can still fire, in both environments (what the tier's cap counts). */
+export async function countActiveAlerts(db: DbOrTrx, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom("alerts")
+    .select((eb) => eb.fn.countAll<string | number>().as("n"))
+    .where("account_id", "=", accountId)
+    .where("status", "=", "active")
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Every alert that can still fire, for the in-memory index. */
 export async function activeAlerts(db: DbOrTrx): Promise<AlertRow[]> {
   return db.selectFrom("alerts").selectAll().where("status", "=", "active").execute();

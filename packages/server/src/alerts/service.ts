@@ -13,15 +13,21 @@
  * already recorded. Each instance follows firing and re-arming through its own feed; other
  * instances learn of created and deleted alerts over the bus, and every instance reloads from the
  * store periodically in case a message was lost.
+ *
+ * Each account may hold its tier's number of active alerts (`alertsAllowed`, both environments
+ * together): the index lives in every instance's memory and every quote consults it, so its size
+ * is bounded per tenant. The count and the insert share a transaction that locks the account row
+ * (PostgreSQL; SQLite serializes writers), so concurrent creations cannot pass the cap together.
  */
 
+import { alertsAllowed, type Tier } from "../accounts/limits";
 import type { KeyEnvironment } from "../apikeys/permissions";
 import * as catalogRepo from "../catalog/repo";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
 import type { Bus } from "../infra/bus/bus";
 import { type Clock, isoFromMs } from "../infra/clock";
-import type { Db, DbOrTrx } from "../infra/db/store";
+import type { Db, DbOrTrx, Dialect, Trx } from "../infra/db/store";
 import { newId, randomToken } from "../infra/ids";
 import type { Quote } from "../prices/quotes";
 import { MICROS, type Micros, microsToNumber, parseMicros } from "../venues/decimal";
@@ -63,6 +69,8 @@ export interface AlertsLogger {
 export interface AlertsOptions {
   /** How often the index is rebuilt from the store (the safety net for lost bus messages). */
   reloadIntervalMs: number;
+  /** The store's dialect: on PostgreSQL the cap check locks the account row. Default sqlite. */
+  dialect?: Dialect;
 }
 
 /** Bus channel: an alert was created, fired or deleted by the instance named in `origin`. */
@@ -217,6 +225,7 @@ export class AlertsService {
       updated_at: nowIso,
     };
     await this.db.transaction().execute(async (trx) => {
+      await this.#checkCap(trx, owner.accountId);
       await repo.insertAlert(trx, row);
       if (firesNow) await this.#recordEvent(trx, row, price);
     });
@@ -232,6 +241,26 @@ export class AlertsService {
     }
     await this.#announce(row.id, "created");
     return row;
+  }
+
+  /** Refuses a new alert past the tier's cap; locks the account row until the transaction ends. */
+  async #checkCap(trx: Trx, accountId: string): Promise<void> {
+    const account = await trx
+      .selectFrom("accounts")
+      .select(["id", "tier"])
+      .where("id", "=", accountId)
+      .$if(this.options.dialect === "postgres", (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
+    const tier = account.tier as Tier;
+    const cap = alertsAllowed(tier);
+    if ((await repo.countActiveAlerts(trx, accountId)) >= cap) {
+      throw new AppError(
+        "ALERT_LIMIT_REACHED",
+        `The ${tier} tier allows ${cap} active price alerts; delete one or upgrade`,
+        { tier, alerts_allowed: cap },
+      );
+    }
   }
 
   async get(owner: AlertOwner, id: string): Promise<AlertRow> {

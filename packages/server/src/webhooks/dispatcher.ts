@@ -17,6 +17,11 @@
  *    (plus up to 5 % jitter, never earlier; a 429/503 Retry-After can only push it later). The
  *    sixth failure in a row marks the webhook `failed`: it receives nothing until re-enabled, and
  *    its pending deliveries wait, then resume with a fresh round of six.
+ * 4. Fairness between accounts: at most `accountConcurrency` of the `concurrency` attempts in
+ *    flight belong to one account's webhooks (claims leave out accounts at their cap, so their
+ *    backlog does not crowd out others'), and an endpoint that keeps timing out is held back by its
+ *    circuit breaker (`breaker.ts`): one tenant's hanging receivers cannot hold every slot for the
+ *    5 s of each timeout. Both only delay attempts; neither records a failure.
  */
 import type { EventCursor, Outbox, RawRecordedEvent } from "../events/outbox";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
@@ -24,7 +29,8 @@ import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, Dialect, Trx } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
-import type { AttemptRow, DeliveryRow, QueuedDelivery, WebhookRow } from "./repo";
+import { type BreakerOptions, DEFAULT_BREAKER, EndpointBreakers, endpointOf } from "./breaker";
+import type { AttemptRow, DeliveryRow, DueDelivery, QueuedDelivery, WebhookRow } from "./repo";
 import * as repo from "./repo";
 import { sendWebhook } from "./sender";
 import { deliveryHeaders, type SigningKeys, signingKeys } from "./signing";
@@ -71,11 +77,17 @@ export interface SendOutcome {
   responseTimeMs: number;
   error: string | null;
   retryAfterSeconds: number | null;
+  /** No complete answer within the delivery timeout (what the endpoint's circuit breaker counts). */
+  timedOut?: boolean;
 }
 
 export interface DispatcherOptions {
   /** Attempts in flight at once over all webhooks. */
   concurrency: number;
+  /** Attempts in flight at once for the webhooks of one account. */
+  accountConcurrency: number;
+  /** When an endpoint that keeps timing out is held back, and for how long (see breaker.ts). */
+  breaker: BreakerOptions;
   allowPrivateNetworks: boolean;
   /** How long a claimed attempt is ours before another dispatcher may take it over. */
   leaseMs: number;
@@ -98,6 +110,8 @@ export interface DispatcherLog {
 
 const DEFAULTS: DispatcherOptions = {
   concurrency: 64,
+  accountConcurrency: 8,
+  breaker: DEFAULT_BREAKER,
   allowPrivateNetworks: false,
   leaseMs: 30_000,
   pollIntervalMs: 50,
@@ -112,6 +126,9 @@ export class WebhookDispatcher {
   readonly #owner = newId("req");
   /** Webhook ids with an attempt in flight here. */
   readonly #busy = new Set<string>();
+  /** Attempts in flight here per account. */
+  readonly #accountLoad = new Map<string, number>();
+  readonly #breakers: EndpointBreakers;
   #timer: NodeJS.Timeout | undefined;
   #running = false;
   #again = false;
@@ -138,6 +155,7 @@ export class WebhookDispatcher {
   ) {
     this.#options = { ...DEFAULTS, ...options };
     this.#batcher = new TransactionBatcher(db);
+    this.#breakers = new EndpointBreakers(this.#options.breaker);
   }
 
   start(): void {
@@ -178,7 +196,7 @@ export class WebhookDispatcher {
 
   async #round(): Promise<void> {
     while ((await this.fanOut()) > 0) {}
-    this.#startDue(await this.#due());
+    await this.#startAllDue();
   }
 
   /**
@@ -187,10 +205,9 @@ export class WebhookDispatcher {
    */
   async runOnce(): Promise<number> {
     while ((await this.fanOut()) > 0) {}
-    const due = await this.#due();
     this.#draining = true;
     try {
-      const started = this.#startDue(due);
+      const started = await this.#startAllDue();
       await Promise.allSettled([...this.#inFlight]);
       return started;
     } finally {
@@ -244,30 +261,73 @@ export class WebhookDispatcher {
 
   // --- dispatch ------------------------------------------------------------------------------------
 
-  async #due(): Promise<DeliveryRow[]> {
-    const free = this.#options.concurrency - this.#inFlight.size;
-    if (free <= 0) return [];
-    return repo.dueDeliveries(this.db, isoNow(this.clock), [...this.#busy], free);
+  /**
+   * Starts a worker for every due webhook there is room for. A claim that had to skip webhooks (an
+   * account at its cap, an endpoint held by its breaker) is made again without them, so that they
+   * do not take the places of other accounts' deliveries in it.
+   */
+  async #startAllDue(): Promise<number> {
+    let started = 0;
+    for (let pass = 0; pass < 4; pass++) {
+      const due = await this.#due();
+      const outcome = this.#startDue(due);
+      started += outcome.started;
+      if (!outcome.skipped) break;
+    }
+    return started;
   }
 
-  #startDue(due: DeliveryRow[]): number {
+  async #due(): Promise<DueDelivery[]> {
+    const free = this.#options.concurrency - this.#inFlight.size;
+    if (free <= 0) return [];
+    const now = this.clock.now();
+    const fullAccounts: string[] = [];
+    for (const [account, load] of this.#accountLoad) {
+      if (load >= this.#options.accountConcurrency) fullAccounts.push(account);
+    }
+    const held = this.#breakers.held(now);
+    const exclude = held.length > 0 ? [...this.#busy, ...held] : [...this.#busy];
+    return repo.dueDeliveries(this.db, isoFromMs(now), exclude, free, fullAccounts);
+  }
+
+  #startDue(due: DueDelivery[]): { started: number; skipped: boolean } {
     let started = 0;
+    let skipped = false;
+    const now = this.clock.now();
     for (const delivery of due) {
-      if (this.#busy.has(delivery.webhook_id) || this.#inFlight.size >= this.#options.concurrency) continue;
-      this.#busy.add(delivery.webhook_id);
+      if (this.#inFlight.size >= this.#options.concurrency) break;
+      const webhookId = delivery.webhook_id;
+      if (this.#busy.has(webhookId)) continue;
+      const account = delivery.account_id;
+      const load = this.#accountLoad.get(account) ?? 0;
+      if (load >= this.#options.accountConcurrency) {
+        skipped = true;
+        continue;
+      }
+      const endpoint = endpointOf(account, delivery.url);
+      const admission = this.#breakers.admit(endpoint, webhookId, now);
+      if (admission === false) {
+        skipped = true;
+        continue;
+      }
+      this.#busy.add(webhookId);
+      this.#accountLoad.set(account, load + 1);
       started++;
-      const work = this.#work(delivery)
+      const work = this.#work(webhookId, endpoint, admission === "probe")
         .catch((error) =>
           this.log.warn({ delivery_id: delivery.id, error: String(error) }, "webhook attempt failed"),
         )
         .finally(() => {
-          this.#busy.delete(delivery.webhook_id);
+          this.#busy.delete(webhookId);
+          const left = (this.#accountLoad.get(account) ?? 1) - 1;
+          if (left > 0) this.#accountLoad.set(account, left);
+          else this.#accountLoad.delete(account);
           this.#inFlight.delete(work);
           if (!this.#stopped) this.kick();
         });
       this.#inFlight.add(work);
     }
-    return started;
+    return { started, skipped };
   }
 
   /**
@@ -279,35 +339,52 @@ export class WebhookDispatcher {
    * other webhooks' runs ending at the same moment share (see `#together`). A healthy endpoint is
    * fed back to back for a few statements per run instead of per delivery. A crash before the record
    * means those deliveries are sent again (same ids) after the lease.
+   *
+   * `endpoint` is the webhook's breaker; `probe` says this worker holds its single half-open
+   * attempt. Before each attempt the worker checks the breaker: once it is open (this endpoint
+   * timed out again, here or in another webhook of the account), the run stops there, unsent and
+   * not failed, and waits for the breaker like the rest.
    */
-  async #work(first: Pick<DeliveryRow, "webhook_id">): Promise<void> {
-    const id = first.webhook_id;
-    let run = await this.#batcher.run((trx) => this.#claimRun(trx, id, []));
-    while (run.length > 0) {
-      const webhook = await this.#webhook(id);
-      if (webhook?.row.status !== "active") {
-        await repo.releaseWebhook(this.db, id, this.#owner);
-        return;
-      }
-      const period = Math.min(RUN_RECORD_MS, this.#options.leaseMs / 3);
-      const endsAt = (Math.floor(this.clock.now() / period) + 1) * period;
-      const sent: Sent[] = [];
-      this.#sending++;
-      try {
-        for (const delivery of run) {
-          const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
-          sent.push({ delivery, outcome, at: isoNow(this.clock) });
-          if (!outcome.ok) break;
-          if (this.#stopped && !this.#draining) break;
-          // Record at least every RUN_RECORD_MS (and well inside the lease): a crash replays little.
-          if (this.clock.now() >= endsAt) break;
+  async #work(id: string, endpoint: string, probe: boolean): Promise<void> {
+    let probing = probe;
+    try {
+      let run = await this.#batcher.run((trx) => this.#claimRun(trx, id, []));
+      while (run.length > 0) {
+        const webhook = await this.#webhook(id);
+        if (webhook?.row.status !== "active") {
+          await repo.releaseWebhook(this.db, id, this.#owner);
+          return;
         }
-      } finally {
-        this.#sending--;
+        const period = Math.min(RUN_RECORD_MS, this.#options.leaseMs / 3);
+        const endsAt = (Math.floor(this.clock.now() / period) + 1) * period;
+        const sent: Sent[] = [];
+        let held = false;
+        this.#sending++;
+        try {
+          for (const delivery of run) {
+            if (!probing && !this.#breakers.allows(endpoint)) {
+              held = true;
+              break;
+            }
+            const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
+            this.#breakers.record(endpoint, id, outcome.timedOut === true, this.clock.now(), probing);
+            probing = false;
+            sent.push({ delivery, outcome, at: isoNow(this.clock) });
+            if (!outcome.ok) break;
+            if (this.#stopped && !this.#draining) break;
+            // Record at least every RUN_RECORD_MS (and well inside the lease): a crash replays little.
+            if (this.clock.now() >= endsAt) break;
+          }
+        } finally {
+          this.#sending--;
+        }
+        const carryOn = !held && !(this.#stopped && !this.#draining);
+        const unsent = run.slice(sent.length);
+        run = await this.#together((trx) => this.#record(trx, webhook.row, sent, carryOn, unsent));
       }
-      const carryOn = !(this.#stopped && !this.#draining);
-      const unsent = run.slice(sent.length);
-      run = await this.#together((trx) => this.#record(trx, webhook.row, sent, carryOn, unsent));
+    } finally {
+      // A probe that found nothing to send: the next due delivery may probe instead.
+      if (probing) this.#breakers.release(endpoint);
     }
   }
 

@@ -166,17 +166,28 @@ export async function insertDeliveries(
   );
 }
 
+/** A due head delivery, with what the dispatcher needs to decide whether to start it now. */
+export interface DueDelivery {
+  id: string;
+  webhook_id: string;
+  account_id: string;
+  url: string;
+}
+
 /**
  * Deliveries ready for an attempt: for each active webhook, only its OLDEST pending delivery (so a
  * webhook receives events in the order they were recorded), when due and not leased. Walks the
  * webhooks (few) and seeks each one's head through the pending index, never the whole backlog.
+ * `exclude` and `excludeAccounts` leave out webhooks the dispatcher will not start now (busy, held
+ * by a breaker, or of an account at its concurrency cap), so they do not crowd out the others.
  */
 export async function dueDeliveries(
   db: DbOrTrx,
   nowIso: string,
   exclude: readonly string[],
   limit: number,
-): Promise<DeliveryRow[]> {
+  excludeAccounts: readonly string[] = [],
+): Promise<DueDelivery[]> {
   let query = db
     .selectFrom("webhooks as w")
     .innerJoin("webhook_deliveries as d", (join) =>
@@ -186,11 +197,12 @@ export async function dueDeliveries(
         sql<number>`(select min(d2.seq) from webhook_deliveries d2 where d2.status = 'pending' and d2.webhook_id = w.id)`,
       ),
     )
-    .selectAll("d")
+    .select(["d.id", "d.webhook_id", "w.account_id", "w.url"])
     .where("w.status", "=", "active")
     .where("d.next_attempt_at", "<=", nowIso)
     .where((eb) => eb.or([eb("w.lease_until", "is", null), eb("w.lease_until", "<", nowIso)]));
   if (exclude.length > 0) query = query.where("w.id", "not in", exclude);
+  if (excludeAccounts.length > 0) query = query.where("w.account_id", "not in", excludeAccounts);
   return query.orderBy("d.next_attempt_at").limit(limit).execute();
 }
 

@@ -60,6 +60,8 @@ export interface SendResult {
   error: string | null;
   /** From `Retry-After` on a 429 or 503 answer, in seconds from now; otherwise null. */
   retryAfterSeconds: number | null;
+  /** Present (true) when the attempt ran out of its deadline before a complete answer. */
+  timedOut?: true;
 }
 
 const agents = new Map<string, Agent>();
@@ -174,8 +176,26 @@ function describeError(error: unknown, hostname: string): string {
       return `TLS error: certificate is not valid for ${hostname}`;
   }
   if (code && /CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO_|ISSUER/.test(code)) return shorten(`TLS error: ${code}`);
+  if (code) return shorten(`request failed: ${code}`);
+  // Library messages often name the address connected to ("connect … 10.0.0.5:443"): the record is
+  // shown to the webhook's owner, who must not learn what a name resolved to.
   const message = error instanceof Error ? error.message : String(error);
-  return shorten(`request failed: ${code ?? message}`);
+  return shorten(`request failed: ${withoutAddresses(message)}`);
+}
+
+/** Replaces every IP address (bracketed or not, with or without a port) in a message by "<address>". */
+export function withoutAddresses(text: string): string {
+  return text.replace(/[^\s,;()'"<>]+/g, (token) => (isAddressToken(token) ? "<address>" : token));
+}
+
+function isAddressToken(token: string): boolean {
+  // As is, and without trailing sentence punctuation ("… 10.0.0.5:443.").
+  for (const candidate of [token, token.replace(/[.:]+$/, "")]) {
+    const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(candidate);
+    if (bracketed ? isIP(bracketed[1]!) !== 0 : isIP(candidate) !== 0) return true;
+    if (isIP(candidate.replace(/:\d+$/, "")) === 4) return true;
+  }
+  return false;
 }
 
 type Attempt =
@@ -336,6 +356,7 @@ function attempt(
 export async function sendWebhook(input: SendInput): Promise<SendResult> {
   const started = performance.now();
   const timeoutMs = input.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const timeoutError = `timeout after ${timeoutMs} ms`;
   const result = (
     ok: boolean,
     status: number | null,
@@ -347,8 +368,8 @@ export async function sendWebhook(input: SendInput): Promise<SendResult> {
     responseTimeMs: Math.round(performance.now() - started),
     error,
     retryAfterSeconds,
+    ...(error === timeoutError ? { timedOut: true as const } : {}),
   });
-  const timeoutError = `timeout after ${timeoutMs} ms`;
 
   // One deadline for the whole attempt: DNS, connect, TLS, headers and body.
   let timedOut = false;

@@ -250,7 +250,12 @@ function precheck(url: string, opts: { allowPrivate: boolean }): UrlCheck | { ur
   return judge(parsed, null, [{ address: literal.ip, family: literal.family }], opts);
 }
 
-/** Every address must be allowed; `hostname` is null for an IP-literal URL. */
+/**
+ * Every address must be allowed; `hostname` is null for an IP-literal URL. The reason given back is
+ * shown to the user (registration errors, delivery records): for an IP literal it names the address
+ * and its range, which the user wrote; for a host name it never says which address the name
+ * resolved to, nor its range, so the guard cannot be used to map the internal network.
+ */
 function judge(
   parsed: URL,
   hostname: string | null,
@@ -260,10 +265,17 @@ function judge(
   for (const { address } of addresses) {
     const verdict = classifyAddress(address);
     if (verdict.allowed) continue;
-    if (opts.allowPrivate && normalizeIp(address)) continue;
-    const subject = hostname === null ? address : `${hostname} resolves to ${address}, which`;
+    const ip = normalizeIp(address);
+    if (opts.allowPrivate && ip) continue;
+    if (hostname !== null) {
+      return refuse(
+        ip
+          ? `${hostname} resolves to a private or reserved address; webhooks may only reach public addresses`
+          : `${hostname} resolves to something that is not an IP address`,
+      );
+    }
     return refuse(
-      `${subject} is not a public address (${verdict.reason}); webhooks may only reach public addresses`,
+      `${address} is not a public address (${verdict.reason}); webhooks may only reach public addresses`,
     );
   }
   return {

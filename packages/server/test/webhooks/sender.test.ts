@@ -15,7 +15,12 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { generate } from "selfsigned";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { closeWebhookAgents, parseRetryAfter, sendWebhook } from "../../src/webhooks/sender";
+import {
+  closeWebhookAgents,
+  parseRetryAfter,
+  sendWebhook,
+  withoutAddresses,
+} from "../../src/webhooks/sender";
 import { deliveryHeaders } from "../../src/webhooks/signing";
 import type { LookupFn, ResolvedAddress } from "../../src/webhooks/ssrf";
 
@@ -211,7 +216,7 @@ describe("sendWebhook", () => {
   it("times out a receiver that never answers", async () => {
     const server = await startServer(() => {});
     const result = await send(server.port, { timeoutMs: 300 });
-    expect(result).toMatchObject({ ok: false, status: null, error: "timeout after 300 ms" });
+    expect(result).toMatchObject({ ok: false, status: null, error: "timeout after 300 ms", timedOut: true });
     expect(result.responseTimeMs).toBeGreaterThanOrEqual(290);
     expect(server.requests).toHaveLength(1);
   });
@@ -222,7 +227,7 @@ describe("sendWebhook", () => {
       res.write("partial");
     });
     const result = await send(server.port, { timeoutMs: 300 });
-    expect(result).toMatchObject({ ok: false, status: 200, error: "timeout after 300 ms" });
+    expect(result).toMatchObject({ ok: false, status: 200, error: "timeout after 300 ms", timedOut: true });
   });
 
   it("reads a large answer only up to its limit and still reports the 2xx", async () => {
@@ -291,7 +296,8 @@ describe("sendWebhook", () => {
     expect(result).toMatchObject({
       ok: false,
       status: null,
-      error: expect.stringMatching(/^refused by SSRF guard: receiver\.test resolves to 127\.0\.0\.1/),
+      error:
+        "refused by SSRF guard: receiver.test resolves to a private or reserved address; webhooks may only reach public addresses",
     });
     expect(lookup.calls).toEqual(["receiver.test"]);
     expect(server.requests).toHaveLength(0);
@@ -401,5 +407,20 @@ describe("parseRetryAfter", () => {
     for (const value of [undefined, "", "-5", "1.5", "soon", "99999999999999999999"]) {
       expect(parseRetryAfter(value, now), String(value)).toBeNull();
     }
+  });
+});
+
+describe("withoutAddresses", () => {
+  it("takes every IP address out of an error message, and nothing else", () => {
+    expect(withoutAddresses("connect ECONNREFUSED 10.0.0.5:443")).toBe("connect ECONNREFUSED <address>");
+    expect(withoutAddresses("attempted address: 10.0.0.5:443, timeout: 10000ms")).toBe(
+      "attempted address: <address>, timeout: 10000ms",
+    );
+    expect(withoutAddresses("to [fd00::1]:8443 and fe80::1 or ::ffff:127.0.0.1.")).toBe(
+      "to <address> and <address> or <address>",
+    );
+    expect(withoutAddresses("Error: socket hang up after 1.5 s (v1.2.3)")).toBe(
+      "Error: socket hang up after 1.5 s (v1.2.3)",
+    );
   });
 });

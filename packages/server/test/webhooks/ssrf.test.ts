@@ -248,21 +248,44 @@ describe("checkWebhookUrl", () => {
   });
 
   it.each([
-    ["internal.example.com", /10\.0\.0\.5.*private/],
-    ["metadata.example.com", /169\.254\.169\.254.*metadata/],
-    ["mapped.example.com", /IPv4-mapped.*loopback/],
-    ["v6private.example.com", /fd00::1.*unique local/],
-  ])("refuses %s, which resolves to a refused address", async (host, reason) => {
+    ["internal.example.com", "10.0.0.5"],
+    ["metadata.example.com", "169.254.169.254"],
+    ["mapped.example.com", "127.0.0.1"],
+    ["v6private.example.com", "fd00::1"],
+  ])("refuses %s, which resolves to a refused address, without naming the address", async (host, address) => {
     const result = await checkWebhookUrl(`https://${host}/hook`, { allowPrivate: false, lookup: dns() });
-    expect(result).toEqual({ ok: false, field: "url", reason: expect.stringMatching(reason) });
+    expect(result).toEqual({
+      ok: false,
+      field: "url",
+      reason: `${host} resolves to a private or reserved address; webhooks may only reach public addresses`,
+    });
+    // Neither the address nor its range: the guard must not map the internal network for a caller.
+    expect(result.ok || result.reason).not.toContain(address);
+    expect(result.ok || result.reason).not.toMatch(/loopback|link-local|unique local|\/\d+\)/);
   });
 
-  it("refuses a host with one public and one private address", async () => {
+  it("refuses a host with one public and one private address, naming neither", async () => {
     const result = await checkWebhookUrl("https://mixed.example.com/", {
       allowPrivate: false,
       lookup: dns(),
     });
-    expect(result).toEqual({ ok: false, field: "url", reason: expect.stringMatching(/192\.168\.1\.10/) });
+    expect(result).toEqual({
+      ok: false,
+      field: "url",
+      reason: expect.stringMatching(/^mixed\.example\.com resolves to a private or reserved address/),
+    });
+    expect(result.ok || result.reason).not.toMatch(/192\.168|93\.184/);
+  });
+
+  it("names the address and its range for an IP-literal URL, which the user wrote", async () => {
+    const result = await checkWebhookUrl("https://10.1.2.3/hook", { allowPrivate: false, lookup: dns() });
+    expect(result).toEqual({
+      ok: false,
+      field: "url",
+      reason: expect.stringMatching(
+        /^10\.1\.2\.3 is not a public address \(private network \(10\.0\.0\.0\/8\)\)/,
+      ),
+    });
   });
 
   it("refuses names that do not resolve, or resolve to nothing", async () => {
