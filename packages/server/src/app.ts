@@ -20,14 +20,16 @@ import { credentialRoutes } from "./credentials/routes";
 import { CredentialsService } from "./credentials/service";
 import { Outbox } from "./events/outbox";
 import { authPlugin } from "./http/auth";
+import { AuthFailures } from "./http/auth-failures";
+import { trustFunction } from "./http/client-address";
 import { lazyChildLoggerFactory } from "./http/lazy-logger";
-import { plumbing } from "./http/plumbing";
+import { plumbing, serverOptions } from "./http/plumbing";
 import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
 import { Matcher } from "./matching/matcher";
 import { matchingRoutes } from "./matching/routes";
 import { type MatcherLike, MatchingService } from "./matching/service";
-import { createMetrics, metricsPlugin } from "./ops/metrics";
+import { createMetrics, type Metrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
 import { VenueRouter } from "./orders/live";
 import { orderRoutes } from "./orders/routes";
@@ -83,6 +85,8 @@ export interface BuiltApp {
   services: Services;
   /** The WebSocket price stream attached to the app's HTTP server. */
   stream: StreamServer;
+  /** The app's Prometheus registry (served at /metrics, or on METRICS_LISTEN by `serve`). */
+  metrics: Metrics;
 }
 
 export const API_VERSION = "0.1.0";
@@ -133,7 +137,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.clock,
     runtime.bus,
     options.log ?? silentLog,
-    { reloadIntervalMs: 60_000 },
+    { reloadIntervalMs: 60_000, dialect: runtime.store.dialect },
   );
   live.onQuote((quote) => alerts.onQuote(quote));
   const prices = new PricesService(
@@ -209,6 +213,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     options.log ?? silentLog,
     {
       concurrency: runtime.config.webhookConcurrency,
+      accountConcurrency: runtime.config.webhookAccountConcurrency,
       leaseMs: runtime.config.webhookLeaseSeconds * 1000,
       allowPrivateNetworks: runtime.config.webhookAllowPrivateNetworks,
       ...options.webhooks,
@@ -291,8 +296,11 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
       disableRequestLogging: config.logLevel !== "debug" && config.logLevel !== "trace",
     }),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    // Only the named proxies' X-Forwarded-For is believed (http/client-address.ts).
+    trustProxy: config.trustProxy === false ? false : trustFunction(config.trustProxy),
     routerOptions: { querystringParser: parseQuerystring },
+    // Router refusals and Node's parser errors answer in the envelope too (http/plumbing.ts).
+    ...serverOptions,
     // genReqId reads X-Request-Id itself, keeping a caller's id only when it is well formed.
     requestIdHeader: false,
     genReqId: (request) => {
@@ -389,12 +397,15 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
       return { schema: transformed as typeof schema, url };
     },
   });
+  // Failed authentication per client address, counted by REST and the price stream together.
+  const authFailures = new AuthFailures(runtime.limiter, runtime.clock, config.authFailuresPerMinute);
   await app.register(authPlugin, {
     config,
     clock: runtime.clock,
     limiter: runtime.limiter,
     apiKeys: services.apiKeys,
     accounts: services.accounts,
+    authFailures,
   });
   const metrics = createMetrics({ checkpoints: () => runtime.store.checkpointStats() });
   await app.register(metricsPlugin, { metrics });
@@ -403,7 +414,13 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   const redisPing = (runtime.limiter as { ping?: () => Promise<void> }).ping;
   if (redisPing) probes.push({ name: "redis", check: () => redisPing.call(runtime.limiter) });
 
-  await app.register(opsRoutes, { metrics, probes });
+  await app.register(opsRoutes, {
+    metrics,
+    probes,
+    metricsToken: config.metricsToken,
+    // With METRICS_LISTEN, `serve` puts /metrics on that address instead (ops/metrics-server.ts).
+    serveMetrics: config.metricsListen === undefined,
+  });
   await app.register(accountRoutes, {
     accounts: services.accounts,
     limiter: runtime.limiter,
@@ -432,6 +449,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     limiter: runtime.limiter,
     slots: runtime.slots,
     apiKeys: services.apiKeys,
+    authFailures,
     prices: services.prices,
     hubOptions: { flushIntervalMs: config.streamFlushIntervalMs, ...options.streamOptions },
   });
@@ -478,5 +496,5 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     services.venueRouter.start();
     services.webhookDispatcher.start();
   }
-  return { app, services, stream };
+  return { app, services, stream, metrics };
 }

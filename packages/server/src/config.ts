@@ -5,6 +5,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { parseTrustProxy, type TrustProxy } from "./http/client-address";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 export type StoreConfig = { kind: "sqlite"; file: string } | { kind: "postgres"; url: string };
@@ -25,20 +26,32 @@ export interface Config {
   bodyLimitBytes: number;
   /** scrypt cost (log2 N) for password hashes. */
   passwordHashCost: number;
-  /** Sign-in attempts allowed per client address per minute. */
+  /** Sign-in attempts allowed per client address (and per email) per minute. */
   loginAttemptsPerMinute: number;
+  /** Password hashes (scrypt) computed at once; more sign-ins queue, and past a bound get 503. */
+  passwordHashConcurrency: number;
+  /** Failed authentications (unknown or revoked key, invalid session) per client address per minute. */
+  authFailuresPerMinute: number;
   /** Requests per minute for enterprise keys whose account has no custom figure. */
   enterpriseDefaultRateLimit: number;
   /** Requests per minute for enterprise-plan agent keys whose account has no custom figure. */
   enterpriseAgentDefaultRateLimit: number;
-  /** Trust X-Forwarded-For (behind a reverse proxy). */
-  trustProxy: boolean;
+  /** Which proxies' X-Forwarded-For to believe: none, a hop count, or their addresses. */
+  trustProxy: TrustProxy;
+  /** A bearer token `/metrics` requires; undefined: open (on the address it is served on). */
+  metricsToken: string | undefined;
+  /** Serve `/metrics` on this separate address and port instead of the API's (e.g. 127.0.0.1:9464). */
+  metricsListen: { host: string; port: number } | undefined;
   /** Seconds between catalog syncs of each venue. */
   catalogSyncIntervalSeconds: number;
   /** Most markets per venue kept live over the venue's WebSocket feed (most traded first). */
   feedMaxMarketsPerVenue: number;
   /** How long the price stream gathers updates before writing them to each client, ms. */
   streamFlushIntervalMs: number;
+  /** Stream connections opened without a key and waiting for their `auth` message, per client address. */
+  streamUnauthenticatedPerAddress: number;
+  /** Stream connections waiting for their `auth` message, over all addresses (per instance). */
+  streamUnauthenticatedMax: number;
   /** Venues to aggregate, from CROSSBOOK_VENUES. */
   venues: Array<"polymarket" | "kalshi">;
   venueUrls: {
@@ -51,6 +64,8 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   /** Webhook deliveries in flight at once, over all endpoints, per instance. */
   webhookConcurrency: number;
+  /** Webhook deliveries in flight at once for one account's endpoints, per instance. */
+  webhookAccountConcurrency: number;
   /** How long a claimed delivery attempt is one dispatcher's before another may retry it, seconds. */
   webhookLeaseSeconds: number;
   /** Run the matcher over the catalog (matches and curation routes work either way). */
@@ -158,6 +173,35 @@ export function loadConfig(env: Env = process.env): Config {
     }
   };
 
+  const trustProxy = (): TrustProxy => {
+    const parsed = parseTrustProxy(env["TRUST_PROXY"]);
+    if ("value" in parsed) return parsed.value;
+    problems.push(`TRUST_PROXY=${JSON.stringify(env["TRUST_PROXY"])} is not valid: ${parsed.problem}`);
+    return false;
+  };
+  const metricsToken = () => {
+    const token = env["METRICS_TOKEN"];
+    if (token === undefined || token === "") return undefined;
+    if (token.length < 16 || !/^[!-~]+$/.test(token)) {
+      problems.push("METRICS_TOKEN is not valid: expected at least 16 visible ASCII characters, no spaces");
+      return undefined;
+    }
+    return token;
+  };
+  const metricsListen = () => {
+    const raw = env["METRICS_LISTEN"];
+    if (raw === undefined || raw === "") return undefined;
+    const match = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s]+)):(\d{1,5})$/.exec(raw.trim());
+    const port = match ? Number(match[3]) : -1;
+    if (!match || port < 0 || port > 65535) {
+      problems.push(
+        `METRICS_LISTEN=${JSON.stringify(raw)} is not valid: expected host:port, e.g. 127.0.0.1:9464 or [::1]:9464`,
+      );
+      return undefined;
+    }
+    return { host: match[1] ?? match[2]!, port };
+  };
+
   const host = text("HOST", "127.0.0.1");
   const port = integer("PORT", 8080, 0, 65535);
   const dataDir = path.resolve(text("CROSSBOOK_DATA_DIR", "./data"));
@@ -213,13 +257,20 @@ export function loadConfig(env: Env = process.env): Config {
     loginAttemptsPerMinute: integer("LOGIN_ATTEMPTS_PER_MINUTE", 10, 1, 10_000),
     enterpriseDefaultRateLimit: integer("ENTERPRISE_RATE_LIMIT", 3000, 1, 10_000_000),
     enterpriseAgentDefaultRateLimit: integer("ENTERPRISE_AGENT_RATE_LIMIT", 50_000, 1, 10_000_000),
-    trustProxy: boolean("TRUST_PROXY", false),
+    passwordHashConcurrency: integer("PASSWORD_HASH_CONCURRENCY", 4, 1, 64),
+    authFailuresPerMinute: integer("AUTH_FAILURES_PER_MINUTE", 30, 1, 100_000),
+    trustProxy: trustProxy(),
+    metricsToken: metricsToken(),
+    metricsListen: metricsListen(),
     catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
     feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
     streamFlushIntervalMs: integer("STREAM_FLUSH_INTERVAL_MS", 10, 0, 1_000),
+    streamUnauthenticatedPerAddress: integer("STREAM_UNAUTHENTICATED_PER_ADDRESS", 10, 1, 100_000),
+    streamUnauthenticatedMax: integer("STREAM_UNAUTHENTICATED_MAX", 1_000, 1, 1_000_000),
     kalshiFeedKey: kalshiFeedKey(),
     webhookAllowPrivateNetworks: boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
     webhookConcurrency: integer("WEBHOOK_CONCURRENCY", 64, 1, 10_000),
+    webhookAccountConcurrency: integer("WEBHOOK_ACCOUNT_CONCURRENCY", 8, 1, 10_000),
     // Above the 5 s delivery timeout, so a live attempt is never taken over.
     webhookLeaseSeconds: integer("WEBHOOK_LEASE_SECONDS", 30, 6, 3_600),
     matchingEnabled: boolean("MATCHING_ENABLED", true),

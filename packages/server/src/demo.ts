@@ -43,6 +43,8 @@ export async function demo(config: Config, options: { tickMs?: number } = {}): P
         password = `demo-${Math.random().toString(36).slice(2, 12)}`;
         account = await services.accounts.create({ email: DEMO_EMAIL, password, tier: "pro", plan: "agent" });
       }
+      // The demo's own world: its account curates the fake venues' matches (a live admin key does).
+      if (!account.operator) account = await services.accounts.update(account.id, { operator: true });
       // A re-run replaces the previous demo keys rather than piling them up against the key cap.
       for (const key of await services.apiKeys.list(account.id)) {
         if (!key.revoked_at && key.name.startsWith("demo "))
@@ -65,7 +67,7 @@ export async function demo(config: Config, options: { tickMs?: number } = {}): P
         `  polymarket   ${polymarket.gammaUrl} (gamma), ${polymarket.clobUrl} (clob)`,
         `  kalshi       ${kalshi.apiUrl}`,
         "",
-        `  account      ${DEMO_EMAIL}${password ? `   password: ${password}` : " (existing)"}`,
+        `  account      ${DEMO_EMAIL}${password ? `   password: ${password}` : " (existing)"}   (an operator: its live admin keys curate matches)`,
         `  live key     ${live.secret}`,
         `  sandbox key  ${sandbox.secret}`,
         "",

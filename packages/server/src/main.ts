@@ -138,7 +138,7 @@ accounts
 
 accounts
   .command("update")
-  .description("change an account's tier, plan or custom (enterprise) limits")
+  .description("change an account's tier, plan, operator role or custom (enterprise) limits")
   .requiredOption("--email <email>", "the account's email")
   .addOption(new Option("--tier <tier>", "request-rate tier").choices([...TIERS]))
   .addOption(new Option("--plan <plan>", "agent plan").choices([...PLANS]))
@@ -146,9 +146,15 @@ accounts
   .option("--agent-rate-limit <n>", "requests/min for enterprise-plan agent keys", positiveInt)
   .option("--ws-connections <n>", "stream connections per key (enterprise plan)", positiveInt)
   .option("--markets-per-subscription <n>", "markets per stream subscription (enterprise plan)", positiveInt)
+  .option(
+    "--operator",
+    "make the account an operator: its live admin keys curate matched markets (global data)",
+  )
+  .option("--no-operator", "take the operator role away")
   .option("--json", "print one JSON object")
   .action(
     async (options: {
+      operator?: boolean;
       email: string;
       tier?: string;
       plan?: string;
@@ -171,11 +177,12 @@ accounts
           ...(options.marketsPerSubscription
             ? { markets_per_subscription: options.marketsPerSubscription }
             : {}),
+          ...(options.operator === undefined ? {} : { operator: options.operator }),
         });
         stdout(
           options.json
             ? JSON.stringify(updated)
-            : `updated ${updated.id} tier=${updated.tier} plan=${updated.plan}`,
+            : `updated ${updated.id} tier=${updated.tier} plan=${updated.plan} operator=${updated.operator}`,
         );
       });
     },

@@ -53,11 +53,12 @@ export function resolveMasterKey(config: Config, log: (message: string) => void 
   if (config.masterKey) return config.masterKey;
   const file = path.join(config.dataDir, MASTER_KEY_FILE);
   if (fs.existsSync(file)) {
+    warnIfShared(file, log);
     const key = Buffer.from(fs.readFileSync(file, "utf8").trim(), "hex");
     if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte hex key`);
     return key;
   }
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  fs.mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
   try {
     // "wx": never overwrite a key another process created a moment ago.
@@ -71,6 +72,18 @@ export function resolveMasterKey(config: Config, log: (message: string) => void 
     log("several instances on one PostgreSQL must share the same CROSSBOOK_MASTER_KEY");
   }
   return key;
+}
+
+/** The master key decrypts every stored secret: say so at start if others can read its file. */
+function warnIfShared(file: string, log: (message: string) => void): void {
+  if (process.platform === "win32") return;
+  const mode = fs.statSync(file).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    log(
+      `WARNING: ${file} is readable by ${mode & 0o007 ? "every user" : "its group"} (mode 0${mode.toString(8)}); ` +
+        `it decrypts every stored venue credential and webhook secret: run chmod 600 ${file}`,
+    );
+  }
 }
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {

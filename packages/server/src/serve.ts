@@ -6,6 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp, type Services } from "./app";
 import type { Config } from "./config";
+import { type MetricsServer, startMetricsServer } from "./ops/metrics-server";
 import { createRuntime, type Runtime } from "./runtime";
 import { createVenues, venueUrlsInUse } from "./venues/registry";
 
@@ -31,12 +32,13 @@ export async function serve(config: Config, hooks: ServeHooks = {}): Promise<voi
     warn: (obj: object, msg: string) => appRef?.log.warn(obj, msg),
   };
   const venues = createVenues(config, runtime.clock, venueLog);
-  const { app, services } = await buildApp(runtime, {
+  const { app, services, metrics } = await buildApp(runtime, {
     venues,
     venueUrls: venueUrlsInUse(config),
     startBackground: true,
   });
   appRef = app;
+  let metricsServer: MetricsServer | undefined;
   app.log.info(
     {
       store: config.database.kind,
@@ -61,6 +63,7 @@ export async function serve(config: Config, hooks: ServeHooks = {}): Promise<voi
     }, 10_000);
     force.unref();
     try {
+      await metricsServer?.close();
       await app.close();
       await runtime.close();
       await hooks.onShutdown?.();
@@ -77,6 +80,13 @@ export async function serve(config: Config, hooks: ServeHooks = {}): Promise<voi
   try {
     const address = await app.listen({ host: config.host, port: config.port });
     app.log.info({ address }, "crossbook listening");
+    if (config.metricsListen) {
+      metricsServer = await startMetricsServer(metrics, {
+        ...config.metricsListen,
+        token: config.metricsToken,
+      });
+      app.log.info({ address: `${metricsServer.url}/metrics` }, "metrics listening");
+    }
     await hooks.onListening?.({ app, services, runtime, address });
   } catch (error) {
     app.log.error({ err: error }, "could not start");

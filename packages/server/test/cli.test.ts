@@ -140,6 +140,36 @@ describe("crossbook CLI", { timeout: 120_000 }, () => {
     expect(text).toContain("revoked");
   });
 
+  it("makes an account an operator and takes the role away; nothing else can", async () => {
+    await cli(["accounts", "create", "--email", "curator@example.com", "--password", "long enough 123"]);
+    expect(
+      JSON.parse((await cli(["accounts", "update", "--email", "curator@example.com", "--json"])).stdout),
+    ).toMatchObject({ operator: false });
+    const made = await cli(["accounts", "update", "--email", "curator@example.com", "--operator"]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toContain("operator=true");
+    // Other changes leave the role as it is.
+    const tier = await cli([
+      "accounts",
+      "update",
+      "--email",
+      "curator@example.com",
+      "--tier",
+      "pro",
+      "--json",
+    ]);
+    expect(JSON.parse(tier.stdout)).toMatchObject({ tier: "pro", operator: true });
+    const dropped = await cli([
+      "accounts",
+      "update",
+      "--email",
+      "curator@example.com",
+      "--no-operator",
+      "--json",
+    ]);
+    expect(JSON.parse(dropped.stdout)).toMatchObject({ operator: false });
+  });
+
   it("explains bad input and bad configuration", async () => {
     const badType = await cli([
       "keys",
@@ -162,8 +192,18 @@ describe("crossbook CLI", { timeout: 120_000 }, () => {
   });
 
   it("serves HTTP while the CLI manages keys on the same database, and stops on SIGTERM", async () => {
-    const { server, url: address, output } = await startServe({ ...env, PORT: "0" }, 20_000);
+    const {
+      server,
+      url: address,
+      output,
+    } = await startServe({ ...env, PORT: "0", METRICS_LISTEN: "127.0.0.1:0" }, 20_000);
     try {
+      // METRICS_LISTEN: /metrics on its own address, not the API's.
+      const metricsLine = /"address":"(http:\/\/[^"]+\/metrics)","msg":"metrics listening"/;
+      await expect.poll(() => metricsLine.exec(output())?.[1], { timeout: 10_000 }).toBeDefined();
+      const metricsUrl = metricsLine.exec(output())?.[1];
+      expect((await fetch(metricsUrl!)).status).toBe(200);
+      expect((await fetch(`${address}/metrics`)).status).toBe(404);
       await cli(["accounts", "create", "--email", "live@example.com", "--password", "a long password"]);
       const key = JSON.parse(
         (

@@ -53,6 +53,11 @@ describe("crossbook demo", { timeout: 120_000 }, () => {
       });
       expect(out).toMatch(/sandbox key\s+cb_test_/);
       const headers = { authorization: `Bearer ${key}` };
+      // The demo account curates the demo's matches.
+      const whoami = (await (await fetch(`${address}/v1/account`, { headers })).json()) as {
+        data: { account: { operator: boolean } };
+      };
+      expect(whoami.data.account.operator).toBe(true);
       const venues = await until("both venues synced", async () => {
         const body = (await (await fetch(`${address}/v1/venues`, { headers })).json()) as {
           data: Array<{ id: string; health: { status: string; last_sync_markets: number } }>;

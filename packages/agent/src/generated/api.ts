@@ -249,6 +249,8 @@ export interface paths {
                                     created_at: string;
                                     email: string;
                                     id: string;
+                                    /** @description May curate matched markets (global data); granted only by an operator with the CLI */
+                                    operator: boolean;
                                     /** @enum {string} */
                                     plan: "standard" | "agent" | "enterprise";
                                     /** @enum {string} */
@@ -717,7 +719,10 @@ export interface paths {
         /** List the account's keys (never their secrets) */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Only keys of this environment. An API key lists its own environment's keys (the other is 403); a session token lists both by default */
+                    environment?: "live" | "sandbox";
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -806,7 +811,10 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @enum {string} */
+                        /**
+                         * @description live or sandbox. Default: the calling key's own environment (an API key may create only those); live for a session token
+                         * @enum {string}
+                         */
                         environment?: "live" | "sandbox";
                         name: string;
                         /** @description Agent keys only: chosen from read, trade, manage_orders (default [read]) */
@@ -1155,6 +1163,8 @@ export interface paths {
                                     created_at: string;
                                     email: string;
                                     id: string;
+                                    /** @description May curate matched markets (global data); granted only by an operator with the CLI */
+                                    operator: boolean;
                                     /** @enum {string} */
                                     plan: "standard" | "agent" | "enterprise";
                                     /** @enum {string} */
@@ -1262,6 +1272,171 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's live sign-ins (session token only), newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Error envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description When this sign-in happened
+                                 */
+                                created_at: string;
+                                /** @description The session making this request */
+                                current: boolean;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description ses_… */
+                                id: string;
+                                /** @description The client address that signed in */
+                                ip: string | null;
+                                /** @description Its User-Agent, as sent */
+                                user_agent: string | null;
+                            }[];
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Sign out everywhere: end every sign-in of the account (this one too, unless keep_current) */
+        delete: {
+            parameters: {
+                query?: {
+                    /** @description true: end every other sign-in and keep this one (default false) */
+                    keep_current?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Error envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                revoked_count: number;
+                            };
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -1343,6 +1518,8 @@ export interface paths {
                                     created_at: string;
                                     email: string;
                                     id: string;
+                                    /** @description May curate matched markets (global data); granted only by an operator with the CLI */
+                                    operator: boolean;
                                     /** @enum {string} */
                                     plan: "standard" | "agent" | "enterprise";
                                     /** @enum {string} */
@@ -2042,6 +2219,8 @@ export interface paths {
                                 curated: boolean;
                                 decided_at: string | null;
                                 decided_by: ("matcher" | "admin") | null;
+                                decided_by_account: string | null;
+                                decided_by_key: string | null;
                                 event_id: string | null;
                                 /** @description mat_… */
                                 id: string;
@@ -2102,7 +2281,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Pair two markets by hand (admin): verified and curated; an existing pair is verified instead */
+        /** Pair two markets by hand (operator): verified and curated; an existing pair is verified instead */
         post: {
             parameters: {
                 query?: never;
@@ -2189,6 +2368,8 @@ export interface paths {
                                 curated: boolean;
                                 decided_at: string | null;
                                 decided_by: ("matcher" | "admin") | null;
+                                decided_by_account: string | null;
+                                decided_by_key: string | null;
                                 event_id: string | null;
                                 /** @description mat_… */
                                 id: string;
@@ -2257,6 +2438,8 @@ export interface paths {
                                 curated: boolean;
                                 decided_at: string | null;
                                 decided_by: ("matcher" | "admin") | null;
+                                decided_by_account: string | null;
+                                decided_by_key: string | null;
                                 event_id: string | null;
                                 /** @description mat_… */
                                 id: string;
@@ -2392,6 +2575,8 @@ export interface paths {
                                 curated: boolean;
                                 decided_at: string | null;
                                 decided_by: ("matcher" | "admin") | null;
+                                decided_by_account: string | null;
+                                decided_by_key: string | null;
                                 event_id: string | null;
                                 /** @description mat_… */
                                 id: string;
@@ -2461,7 +2646,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Reject a pair (admin) with a reason code; re-runs of the matcher keep it rejected */
+        /** Reject a pair (operator) with a reason code; re-runs of the matcher keep it rejected */
         post: {
             parameters: {
                 query?: never;
@@ -2543,6 +2728,8 @@ export interface paths {
                                 curated: boolean;
                                 decided_at: string | null;
                                 decided_by: ("matcher" | "admin") | null;
+                                decided_by_account: string | null;
+                                decided_by_key: string | null;
                                 event_id: string | null;
                                 /** @description mat_… */
                                 id: string;
@@ -2610,7 +2797,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Verify a pair (admin), optionally correcting its relation and polarity */
+        /** Verify a pair (operator), optionally correcting its relation and polarity */
         post: {
             parameters: {
                 query?: never;
@@ -2697,6 +2884,8 @@ export interface paths {
                                 curated: boolean;
                                 decided_at: string | null;
                                 decided_by: ("matcher" | "admin") | null;
+                                decided_by_account: string | null;
+                                decided_by_key: string | null;
                                 event_id: string | null;
                                 /** @description mat_… */
                                 id: string;

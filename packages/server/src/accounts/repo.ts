@@ -48,3 +48,34 @@ export async function deleteExpiredSessions(db: DbOrTrx, before: string): Promis
   const result = await db.deleteFrom("sessions").where("expires_at", "<", before).executeTakeFirst();
   return Number(result.numDeletedRows ?? 0);
 }
+
+/** The account's sign-ins that still work (not revoked, not expired), newest first. */
+export async function listActiveSessions(db: DbOrTrx, accountId: string, now: string): Promise<SessionRow[]> {
+  return db
+    .selectFrom("sessions")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("revoked_at", "is", null)
+    .where("expires_at", ">", now)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+}
+
+/** Ends every live session of the account, but `keep` if given; returns how many ended. */
+export async function revokeAccountSessions(
+  db: DbOrTrx,
+  accountId: string,
+  at: string,
+  keep?: string,
+): Promise<number> {
+  const result = await db
+    .updateTable("sessions")
+    .set({ revoked_at: at })
+    .where("account_id", "=", accountId)
+    .where("revoked_at", "is", null)
+    .where("expires_at", ">", at)
+    .$if(keep !== undefined, (qb) => qb.where("id", "!=", keep!))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

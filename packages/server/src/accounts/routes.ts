@@ -1,5 +1,6 @@
-/** Sign-up, sign-in, sign-out and "who am I". */
+/** Sign-up, sign-in, sign-out, the account's sign-ins, and "who am I". */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { effectivePermissions } from "../apikeys/permissions";
 import type { Config } from "../config";
@@ -8,8 +9,17 @@ import { Envelope, ok } from "../http/envelope";
 import { AppError } from "../http/errors";
 import type { Clock } from "../infra/clock";
 import type { RateLimiter } from "../infra/limiter/limiter";
-import { AccountSchema, LoginBody, SessionResult, SignupBody, WhoAmI } from "./schemas";
-import type { Account, AccountsService } from "./service";
+import { LoginGuard } from "./login-guard";
+import {
+  AccountSchema,
+  LoginBody,
+  RevokeSessionsQuery,
+  SessionResult,
+  SessionSummarySchema,
+  SignupBody,
+  WhoAmI,
+} from "./schemas";
+import type { Account, AccountsService, SignInClient } from "./service";
 
 export interface AccountRoutesDeps {
   accounts: AccountsService;
@@ -23,25 +33,27 @@ const publicAccount = (a: Account) => ({
   email: a.email,
   tier: a.tier,
   plan: a.plan,
+  operator: a.operator,
   created_at: a.created_at,
 });
 
-export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async (app, deps) => {
-  /** Slows password guessing: a per-address budget on sign-in and sign-up attempts. */
-  async function throttle(ip: string) {
-    const decision = await deps.limiter.consume(
-      `login:${ip}`,
-      deps.config.loginAttemptsPerMinute,
-      deps.clock.now(),
-    );
-    if (!decision.allowed) {
-      throw new AppError("RATE_LIMITED", "Too many sign-in attempts; wait and retry", {
-        limit: decision.limit,
-        remaining: decision.remaining,
-        reset_seconds: decision.resetSeconds,
-      }).withHeaders({ "Retry-After": String(decision.resetSeconds) });
-    }
+const client = (request: FastifyRequest): SignInClient => ({
+  ip: request.ip,
+  userAgent: request.headers["user-agent"],
+});
+
+/** Sign-ins are managed with a session token only: an API key must not list or end them. */
+function sessionOf(request: FastifyRequest) {
+  const auth = requireAuth(request);
+  if (auth.kind !== "session") {
+    throw new AppError("FORBIDDEN", "Sign-ins are managed with a session token (cbs_…), not an API key");
   }
+  return auth;
+}
+
+export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async (app, deps) => {
+  // Slows password guessing before any password is hashed (see login-guard.ts).
+  const guard = new LoginGuard(deps.limiter, deps.clock, deps.config.loginAttemptsPerMinute);
 
   app.post(
     "/v1/auth/signup",
@@ -55,12 +67,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async
       },
     },
     async (request, reply) => {
-      await throttle(request.ip);
+      await guard.admit(request.ip);
       const account = await deps.accounts.create({
         email: request.body.email,
         password: request.body.password,
       });
-      const { token, session } = await deps.accounts.openSession(account.id);
+      const { token, session } = await deps.accounts.openSession(account.id, client(request));
       return reply
         .code(201)
         .send(ok({ account: publicAccount(account), session: { token, expires_at: session.expires_at } }));
@@ -79,11 +91,17 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async
       },
     },
     async (request) => {
-      await throttle(request.ip);
-      const { account, token, session } = await deps.accounts.login(
-        request.body.email,
-        request.body.password,
-      );
+      const { email, password } = request.body;
+      await guard.admit(request.ip, email);
+      let signedIn: Awaited<ReturnType<AccountsService["login"]>>;
+      try {
+        signedIn = await deps.accounts.login(email, password, client(request));
+      } catch (error) {
+        if (error instanceof AppError && error.code === "UNAUTHORIZED") guard.failed(request.ip, email);
+        throw error;
+      }
+      guard.succeeded(request.ip, email);
+      const { account, token, session } = signedIn;
       return ok({ account: publicAccount(account), session: { token, expires_at: session.expires_at } });
     },
   );
@@ -104,6 +122,41 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async
         throw new AppError("FORBIDDEN", "Sign out with a session token, not an API key");
       await deps.accounts.logout(auth.session.id);
       return ok({ logged_out: true });
+    },
+  );
+
+  app.get(
+    "/v1/auth/sessions",
+    {
+      config: { auth: "session", permission: "manage_keys" },
+      schema: {
+        tags: ["account"],
+        summary: "The account's live sign-ins (session token only), newest first",
+        response: { 200: Envelope(Type.Array(SessionSummarySchema)) },
+      },
+    },
+    async (request) => {
+      const auth = sessionOf(request);
+      const sessions = await deps.accounts.listSessions(auth.account.id);
+      return ok(sessions.map((s) => ({ ...s, current: s.id === auth.session.id })));
+    },
+  );
+
+  app.delete(
+    "/v1/auth/sessions",
+    {
+      config: { auth: "session", permission: "manage_keys" },
+      schema: {
+        tags: ["account"],
+        summary: "Sign out everywhere: end every sign-in of the account (this one too, unless keep_current)",
+        querystring: RevokeSessionsQuery,
+        response: { 200: Envelope(Type.Object({ revoked_count: Type.Integer() })) },
+      },
+    },
+    async (request) => {
+      const auth = sessionOf(request);
+      const keep = request.query.keep_current === true ? auth.session.id : undefined;
+      return ok({ revoked_count: await deps.accounts.revokeAllSessions(auth.account.id, keep) });
     },
   );
 

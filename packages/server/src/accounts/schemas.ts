@@ -8,6 +8,9 @@ export const AccountSchema = Type.Object({
   email: Type.String(),
   tier: StringEnum(TIERS),
   plan: StringEnum(PLANS),
+  operator: Type.Boolean({
+    description: "May curate matched markets (global data); granted only by an operator with the CLI",
+  }),
   created_at: Type.String({ format: "date-time" }),
 });
 
@@ -48,3 +51,21 @@ export const WhoAmI = Type.Object({
   }),
   limits: LimitsSchema,
 });
+
+export const SessionSummarySchema = Type.Object({
+  id: Type.String({ description: "ses_…" }),
+  created_at: Type.String({ format: "date-time", description: "When this sign-in happened" }),
+  expires_at: Type.String({ format: "date-time" }),
+  ip: Type.Union([Type.String(), Type.Null()], { description: "The client address that signed in" }),
+  user_agent: Type.Union([Type.String(), Type.Null()], { description: "Its User-Agent, as sent" }),
+  current: Type.Boolean({ description: "The session making this request" }),
+});
+
+export const RevokeSessionsQuery = Type.Object(
+  {
+    keep_current: Type.Optional(
+      Type.Boolean({ description: "true: end every other sign-in and keep this one (default false)" }),
+    ),
+  },
+  { additionalProperties: false },
+);

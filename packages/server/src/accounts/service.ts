@@ -7,7 +7,14 @@ import type { Config } from "../config";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
-import { dummyPasswordHash, hashPassword, sha256Hex, verifyPassword } from "../infra/hashing";
+import {
+  dummyPasswordHash,
+  HashLimiter,
+  HashQueueFull,
+  hashPassword,
+  sha256Hex,
+  verifyPassword,
+} from "../infra/hashing";
 import { newId, randomToken } from "../infra/ids";
 import { PLANS, type Plan, TIERS, type Tier } from "./limits";
 import * as repo from "./repo";
@@ -21,6 +28,8 @@ export interface Account {
   agent_rate_limit_per_minute: number | null;
   ws_connections: number | null;
   markets_per_subscription: number | null;
+  /** May curate global data (matches). Only the CLI sets it (`accounts update --operator`). */
+  operator: boolean;
   created_at: string;
 }
 
@@ -28,6 +37,21 @@ export interface Session {
   id: string;
   account_id: string;
   expires_at: string;
+}
+
+/** Where a sign-in came from, kept with its session so the user can recognise it. */
+export interface SignInClient {
+  ip: string;
+  userAgent: string | undefined;
+}
+
+/** A live sign-in as the user sees it in their list. */
+export interface SessionSummary {
+  id: string;
+  created_at: string;
+  expires_at: string;
+  ip: string | null;
+  user_agent: string | null;
 }
 
 export const SESSION_TOKEN_PREFIX = "cbs_";
@@ -44,6 +68,7 @@ export function toAccount(row: repo.AccountRow): Account {
     agent_rate_limit_per_minute: row.agent_rate_limit_per_minute,
     ws_connections: row.ws_connections,
     markets_per_subscription: row.markets_per_subscription,
+    operator: row.operator === 1,
     created_at: row.created_at,
   };
 }
@@ -59,12 +84,37 @@ export interface CreateAccountInput {
   plan?: Plan;
 }
 
+/** Sign-ins that may wait for a hashing slot, per allowed concurrent hash; more are refused. */
+const HASH_QUEUE_PER_SLOT = 16;
+
 export class AccountsService {
+  readonly #hashing: HashLimiter;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
     private readonly config: Config,
-  ) {}
+  ) {
+    const slots = config.passwordHashConcurrency;
+    this.#hashing = new HashLimiter(slots, slots * HASH_QUEUE_PER_SLOT);
+  }
+
+  /** Runs a password hash within the concurrency cap; a full queue is 503 SERVER_BUSY. */
+  async #hash<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await this.#hashing.run(work);
+    } catch (error) {
+      if (error instanceof HashQueueFull) {
+        throw new AppError(
+          "SERVER_BUSY",
+          "Too many sign-ins are being checked right now; retry in a moment",
+        ).withHeaders({
+          "Retry-After": "1",
+        });
+      }
+      throw error;
+    }
+  }
 
   async create(input: CreateAccountInput): Promise<Account> {
     const email = normalizeEmail(input.email);
@@ -81,13 +131,14 @@ export class AccountsService {
     const row = {
       id: newId("acc", this.clock.now()),
       email,
-      password_hash: await hashPassword(input.password, this.config.passwordHashCost),
+      password_hash: await this.#hash(() => hashPassword(input.password, this.config.passwordHashCost)),
       tier: input.tier ?? "free",
       plan: input.plan ?? "standard",
       rate_limit_per_minute: null,
       agent_rate_limit_per_minute: null,
       ws_connections: null,
       markets_per_subscription: null,
+      operator: 0,
       created_at: now,
       updated_at: now,
     };
@@ -123,11 +174,14 @@ export class AccountsService {
         | "agent_rate_limit_per_minute"
         | "ws_connections"
         | "markets_per_subscription"
+        | "operator"
       >
     >,
   ): Promise<Account> {
+    const { operator, ...rest } = changes;
     await repo.updateAccount(this.db, id, {
-      ...changes,
+      ...rest,
+      ...(operator === undefined ? {} : { operator: operator ? 1 : 0 }),
       updated_at: isoNow(this.clock),
     });
     const account = await this.get(id);
@@ -139,18 +193,17 @@ export class AccountsService {
   async login(
     emailInput: string,
     password: string,
+    client?: SignInClient,
   ): Promise<{ account: Account; token: string; session: Session }> {
     const row = await repo.findAccountByEmail(this.db, normalizeEmail(emailInput));
-    const valid = await verifyPassword(
-      password,
-      row?.password_hash ?? (await dummyPasswordHash(this.config.passwordHashCost)),
-    );
+    const stored = row?.password_hash ?? (await dummyPasswordHash(this.config.passwordHashCost));
+    const valid = await this.#hash(() => verifyPassword(password, stored));
     if (!row || !valid) throw new AppError("UNAUTHORIZED", "Invalid email or password");
-    const { token, session } = await this.openSession(row.id);
+    const { token, session } = await this.openSession(row.id, client);
     return { account: toAccount(row), token, session };
   }
 
-  async openSession(accountId: string): Promise<{ token: string; session: Session }> {
+  async openSession(accountId: string, client?: SignInClient): Promise<{ token: string; session: Session }> {
     const now = this.clock.now();
     const token = SESSION_TOKEN_PREFIX + randomToken(32);
     const session = {
@@ -163,6 +216,9 @@ export class AccountsService {
       token_hash: sha256Hex(token),
       created_at: new Date(now).toISOString(),
       revoked_at: null,
+      ip: client?.ip ?? null,
+      // Whatever the client sent, kept short: it is shown back, never parsed.
+      user_agent: client?.userAgent?.slice(0, 256) ?? null,
     });
     return { token, session };
   }
@@ -182,5 +238,22 @@ export class AccountsService {
 
   async logout(sessionId: string): Promise<void> {
     await repo.revokeSession(this.db, sessionId, isoNow(this.clock));
+  }
+
+  /** The account's live sign-ins, newest first. */
+  async listSessions(accountId: string): Promise<SessionSummary[]> {
+    const rows = await repo.listActiveSessions(this.db, accountId, isoNow(this.clock));
+    return rows.map((r) => ({
+      id: r.id,
+      created_at: r.created_at,
+      expires_at: r.expires_at,
+      ip: r.ip,
+      user_agent: r.user_agent,
+    }));
+  }
+
+  /** Signs the account out everywhere (but `keep`, when given); returns how many sessions ended. */
+  async revokeAllSessions(accountId: string, keep?: string): Promise<number> {
+    return repo.revokeAccountSessions(this.db, accountId, isoNow(this.clock), keep);
   }
 }

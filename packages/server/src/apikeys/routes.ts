@@ -1,13 +1,28 @@
 /**
  * API-key management (spec 4.3 and the listing/rename/revoke the spec leaves open). Authorized by
- * a sign-in session token, or by an admin key (permission `manage_keys`).
+ * a sign-in session token (both environments), or by an admin key (permission `manage_keys`), which
+ * manages keys of its own environment only.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { requireAuth } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
-import { ApiKeySchema, CreatedApiKeySchema, CreateKeyBody, KeyIdParams, RenameKeyBody } from "./schemas";
-import type { ApiKey, ApiKeysService } from "./service";
+import {
+  ApiKeySchema,
+  CreatedApiKeySchema,
+  CreateKeyBody,
+  KeyIdParams,
+  ListKeysQuery,
+  RenameKeyBody,
+} from "./schemas";
+import type { ApiKey, ApiKeysService, KeyScope } from "./service";
+
+/** The caller's account and reach: a session manages both environments, a key its own. */
+function caller(request: FastifyRequest): { accountId: string; scope: KeyScope } {
+  const auth = requireAuth(request);
+  return { accountId: auth.account.id, scope: auth.kind === "key" ? auth.key.environment : undefined };
+}
 
 const view = (k: ApiKey) => ({
   id: k.id,
@@ -39,8 +54,8 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
       },
     },
     async (request, reply) => {
-      const { account } = requireAuth(request);
-      const { apiKey, secret } = await apiKeys.create(account.id, request.body);
+      const { accountId, scope } = caller(request);
+      const { apiKey, secret } = await apiKeys.create(accountId, request.body, scope);
       return reply.code(201).send(
         ok({
           id: apiKey.id,
@@ -63,10 +78,14 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
       schema: {
         tags: ["api-keys"],
         summary: "List the account's keys (never their secrets)",
+        querystring: ListKeysQuery,
         response: { 200: Envelope(Type.Array(ApiKeySchema)) },
       },
     },
-    async (request) => ok((await apiKeys.list(requireAuth(request).account.id)).map(view)),
+    async (request) => {
+      const { accountId, scope } = caller(request);
+      return ok((await apiKeys.list(accountId, request.query.environment, scope)).map(view));
+    },
   );
 
   app.patch(
@@ -81,8 +100,10 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
         response: { 200: Envelope(ApiKeySchema) },
       },
     },
-    async (request) =>
-      ok(view(await apiKeys.rename(requireAuth(request).account.id, request.params.id, request.body.name))),
+    async (request) => {
+      const { accountId, scope } = caller(request);
+      return ok(view(await apiKeys.rename(accountId, request.params.id, request.body.name, scope)));
+    },
   );
 
   app.delete(
@@ -96,6 +117,9 @@ export const apiKeyRoutes: FastifyPluginAsyncTypebox<{ apiKeys: ApiKeysService }
         response: { 200: Envelope(ApiKeySchema) },
       },
     },
-    async (request) => ok(view(await apiKeys.revoke(requireAuth(request).account.id, request.params.id))),
+    async (request) => {
+      const { accountId, scope } = caller(request);
+      return ok(view(await apiKeys.revoke(accountId, request.params.id, scope)));
+    },
   );
 };

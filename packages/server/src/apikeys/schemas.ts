@@ -39,7 +39,24 @@ export const CreateKeyBody = Type.Object(
         description: "Agent keys only: chosen from read, trade, manage_orders (default [read])",
       }),
     ),
-    environment: Type.Optional(StringEnum(ENVIRONMENTS)),
+    environment: Type.Optional(
+      StringEnum(ENVIRONMENTS, {
+        description:
+          "live or sandbox. Default: the calling key's own environment (an API key may create only those); live for a session token",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ListKeysQuery = Type.Object(
+  {
+    environment: Type.Optional(
+      StringEnum(ENVIRONMENTS, {
+        description:
+          "Only keys of this environment. An API key lists its own environment's keys (the other is 403); a session token lists both by default",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

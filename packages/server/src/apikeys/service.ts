@@ -59,6 +59,20 @@ export interface CreateKeyInput {
   environment?: string;
 }
 
+/**
+ * Which keys a caller may manage: a session token manages both environments (`undefined`); an admin
+ * API key only its own, so a sandbox key handed to a test bot can never mint or revoke a live key.
+ */
+export type KeyScope = KeyEnvironment | undefined;
+
+function outOfScope(scope: KeyScope, environment: KeyEnvironment): AppError {
+  return new AppError(
+    "FORBIDDEN",
+    `A ${scope} API key manages ${scope} keys only; use a session token (or a ${environment} admin key) for ${environment} keys`,
+    { environment, allowed_environment: scope },
+  );
+}
+
 export const KEY_PREFIX: Record<KeyEnvironment, string> = { live: "cb_live_", sandbox: "cb_test_" };
 const REVOKED_CHANNEL = "apikeys.revoked";
 const CACHE_TTL_MS = 2_000;
@@ -148,15 +162,24 @@ export class ApiKeysService {
     await this.flushUsage();
   }
 
-  async create(accountId: string, input: CreateKeyInput): Promise<{ apiKey: ApiKey; secret: string }> {
+  /**
+   * Creates a key. `scope` is the caller's reach (see KeyScope): a key's own environment is also the
+   * default environment of the keys it creates; a session token's default is live.
+   */
+  async create(
+    accountId: string,
+    input: CreateKeyInput,
+    scope?: KeyScope,
+  ): Promise<{ apiKey: ApiKey; secret: string }> {
     const problems: Record<string, string> = {};
     const name = input.name.trim();
     if (name.length === 0 || name.length > 100) problems["name"] = "must be 1 to 100 characters";
     const type = normalizeKeyType(input.type);
     if (!type) problems["type"] = `must be one of: ${KEY_TYPES.join(", ")} (or Read-Only, Trading, Admin)`;
-    const environment = (input.environment ?? "live") as KeyEnvironment;
+    const environment = (input.environment ?? scope ?? "live") as KeyEnvironment;
     if (!ENVIRONMENTS.includes(environment))
       problems["environment"] = `must be one of: ${ENVIRONMENTS.join(", ")}`;
+    else if (scope !== undefined && environment !== scope) throw outOfScope(scope, environment);
     let chosen: AgentPermission[] | undefined;
     if (input.permissions !== undefined) {
       const unknown = input.permissions.filter((p) => !(AGENT_PERMISSIONS as readonly string[]).includes(p));
@@ -219,31 +242,45 @@ export class ApiKeysService {
     return { apiKey: toApiKey(row), secret };
   }
 
-  async list(accountId: string): Promise<ApiKey[]> {
-    return (await repo.listKeys(this.db, accountId)).map(toApiKey);
+  /**
+   * The account's keys, of one environment when `environment` is given. Asking a scoped caller for
+   * the other environment is refused rather than answered with an empty list.
+   */
+  async list(accountId: string, environment?: KeyEnvironment, scope?: KeyScope): Promise<ApiKey[]> {
+    if (scope !== undefined && environment !== undefined && environment !== scope) {
+      throw outOfScope(scope, environment);
+    }
+    const wanted = environment ?? scope;
+    const keys = (await repo.listKeys(this.db, accountId)).map(toApiKey);
+    return wanted === undefined ? keys : keys.filter((k) => k.environment === wanted);
   }
 
-  async get(accountId: string, id: string): Promise<ApiKey> {
+  /** A key of this account that the caller may manage: 404 if not the account's, 403 if out of scope. */
+  async get(accountId: string, id: string, scope?: KeyScope): Promise<ApiKey> {
+    return toApiKey(await this.#managedRow(accountId, id, scope));
+  }
+
+  async #managedRow(accountId: string, id: string, scope: KeyScope): Promise<repo.ApiKeyRow> {
     const row = await repo.findKeyForAccount(this.db, accountId, id);
     if (!row) throw new AppError("API_KEY_NOT_FOUND");
-    return toApiKey(row);
+    const environment = row.environment as KeyEnvironment;
+    if (scope !== undefined && environment !== scope) throw outOfScope(scope, environment);
+    return row;
   }
 
-  async rename(accountId: string, id: string, name: string): Promise<ApiKey> {
+  async rename(accountId: string, id: string, name: string, scope?: KeyScope): Promise<ApiKey> {
     const trimmed = name.trim();
     if (trimmed.length === 0 || trimmed.length > 100)
       throw validationError({ "body.name": "must be 1 to 100 characters" });
+    const row = await this.#managedRow(accountId, id, scope);
     if (!(await repo.renameKey(this.db, accountId, id, trimmed))) throw new AppError("API_KEY_NOT_FOUND");
-    const row = await repo.findKeyForAccount(this.db, accountId, id);
-    if (row) this.#forget(row.key_hash);
+    this.#forget(row.key_hash);
     return this.get(accountId, id);
   }
 
   /** Revokes a key of this account (idempotent: revoking twice keeps the first time). */
-  async revoke(accountId: string, id: string): Promise<ApiKey> {
-    const row = await repo.findKeyForAccount(this.db, accountId, id);
-    if (!row) throw new AppError("API_KEY_NOT_FOUND");
-    return this.#revokeRow(row);
+  async revoke(accountId: string, id: string, scope?: KeyScope): Promise<ApiKey> {
+    return this.#revokeRow(await this.#managedRow(accountId, id, scope));
   }
 
   /** Operator path (CLI): revoke by id without an account scope. */

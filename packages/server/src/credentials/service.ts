@@ -81,6 +81,8 @@ const API_FIELDS = ["api_key", "api_secret", "api_passphrase"] as const;
 const PRIVATE_KEY_HEX = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_HEX = /^0x[0-9a-fA-F]{40}$/;
 const MIN_RSA_BITS = 2048;
+/** Kalshi keys are 2048 or 4096 bits; a larger one would make every signature we compute costly. */
+const MAX_RSA_BITS = 4096;
 
 /** Venue credentials are a live-trading thing; throws 403 for a sandbox key. */
 export function assertLive(owner: CredentialOwner): void {
@@ -185,6 +187,8 @@ function pemProblem(pem: string): string | undefined {
   const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
   if (bits < MIN_RSA_BITS)
     return `must be an RSA key of at least ${MIN_RSA_BITS} bits (this one has ${bits})`;
+  if (bits > MAX_RSA_BITS)
+    return `must be an RSA key of at most ${MAX_RSA_BITS} bits, as Kalshi issues them (this one has ${bits})`;
   return undefined;
 }
 

@@ -7,8 +7,15 @@
  *   auth: "none"        public (health, docs, sign-up, sign-in)
  *   auth: "key"         an API key (`cb_live_…`/`cb_test_…`) holding `permission` (default: read)
  *   auth: "session"     a sign-in session token (`cbs_…`), or an API key holding `permission`
+ * `permission: "operator"` is not a key permission but a role: a live admin key of an account the
+ * CLI made an operator (`crossbook accounts update --operator`). It guards global data (matches),
+ * which no ordinary account may rewrite for every other tenant.
  * Every authenticated response carries the IETF RateLimit-* headers and their X-RateLimit-*
  * twins; `*-Reset` is in seconds.
+ *
+ * Failed authentication (an unknown or revoked key, an invalid session) is counted per client
+ * address (auth-failures.ts): past AUTH_FAILURES_PER_MINUTE the address gets 429 for the rest of
+ * the minute, answered before any store look-up, while keys it already proved stay served.
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
@@ -20,6 +27,7 @@ import type { ApiKey, ApiKeysService, AuthenticatedKey } from "../apikeys/servic
 import type { Config } from "../config";
 import type { Clock } from "../infra/clock";
 import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
+import type { AuthFailures } from "./auth-failures";
 import { AppError } from "./errors";
 import { routeConfig } from "./route-context";
 
@@ -48,7 +56,7 @@ declare module "fastify" {
   interface FastifyContextConfig {
     auth?: AuthMode;
     /** What the route needs; "any" accepts every authenticated caller. */
-    permission?: Permission | "any";
+    permission?: Permission | "any" | "operator";
   }
   interface FastifyRequest {
     auth: AuthContext | null;
@@ -64,6 +72,8 @@ export interface AuthDeps {
   limiter: RateLimiter;
   apiKeys: ApiKeysService;
   accounts: AccountsService;
+  /** Failed authentication per client address, shared with the price stream. */
+  authFailures: AuthFailures;
 }
 
 /** The token of an `Authorization: Bearer <token>` header (HTTP requests and stream upgrades). */
@@ -96,6 +106,21 @@ export function keyOwner(
   return { accountId: auth.account.id, environment: auth.key.environment };
 }
 
+/**
+ * Why a caller may not act as an operator, or undefined when it may: a live key holding `admin`, of
+ * an account marked operator. Sandbox keys never curate: they are handed to test bots.
+ */
+export function operatorRefusal(auth: AuthContext): AppError | undefined {
+  if (auth.kind === "key" && auth.account.operator && auth.permissions.has("admin")) {
+    if (auth.key.environment === "live") return undefined;
+  }
+  return new AppError(
+    "FORBIDDEN",
+    "Curating matches is for operators: a live admin key of an account made operator with `crossbook accounts update --operator`",
+    { required_permission: "operator" },
+  );
+}
+
 /** The authenticated context of a request; throws 401 if there is none (route misconfigured). */
 export function requireAuth(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new AppError("UNAUTHORIZED");
@@ -106,17 +131,19 @@ export const authPlugin = fp<AuthDeps>(
   async (app: FastifyInstance, deps: AuthDeps) => {
     app.decorateRequest("auth", null);
 
-    async function resolveSession(token: string, mode: AuthMode): Promise<AuthContext> {
-      if (mode !== "session") {
-        throw new AppError(
-          "UNAUTHORIZED",
-          "A sign-in session token only manages API keys; use an API key here",
-        );
-      }
+    /** Counts a failed authentication against the client's address; answers 401, or 429 past it. */
+    function authFailed(request: FastifyRequest, error: Error, done: (error?: Error) => void): void {
+      deps.authFailures.record(request.ip).then(
+        (refusal) => done(refusal ?? error),
+        () => done(error),
+      );
+    }
+
+    /** The context of a live session token, or null when it is unknown, expired or revoked. */
+    async function resolveSession(token: string): Promise<AuthContext | null> {
       const session = await deps.accounts.resolveSession(token);
       const account = session ? await deps.accounts.get(session.account_id) : undefined;
-      if (!session || !account)
-        throw new AppError("UNAUTHORIZED", "Session expired or invalid; sign in again");
+      if (!session || !account) return null;
       return {
         kind: "session",
         account,
@@ -171,6 +198,7 @@ export const authPlugin = fp<AuthDeps>(
         }).withHeaders({ "Retry-After": reset });
       }
       const permission = config.permission ?? (config.auth === "session" ? "manage_keys" : "read");
+      if (permission === "operator") return operatorRefusal(auth);
       if (permission !== "any" && !auth.permissions.has(permission)) {
         return new AppError("FORBIDDEN", `This key lacks the '${permission}' permission`, {
           required_permission: permission,
@@ -211,14 +239,33 @@ export const authPlugin = fp<AuthDeps>(
       const token = bearerToken(request.headers.authorization);
       if (!token) return done(new AppError("UNAUTHORIZED", "Missing Authorization: Bearer <API key> header"));
 
+      const cached = token.startsWith(SESSION_TOKEN_PREFIX) ? null : deps.apiKeys.authenticateCached(token);
+      if (cached) return limit(request, config, reply, keyContext(cached), done);
+      // Past here the store is asked: an address that keeps failing is refused before that.
+      const refusal = deps.authFailures.blocked(request.ip);
+      if (refusal) return done(refusal);
       if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-        resolveSession(token, mode).then((auth) => limit(request, config, reply, auth, done), done);
+        if (mode !== "session") {
+          return done(
+            new AppError(
+              "UNAUTHORIZED",
+              "A sign-in session token only manages API keys; use an API key here",
+            ),
+          );
+        }
+        resolveSession(token).then((auth) => {
+          if (auth) return limit(request, config, reply, auth, done);
+          authFailed(
+            request,
+            new AppError("UNAUTHORIZED", "Session expired or invalid; sign in again"),
+            done,
+          );
+        }, done);
         return;
       }
-      const cached = deps.apiKeys.authenticateCached(token);
-      if (cached) return limit(request, config, reply, keyContext(cached), done);
       deps.apiKeys.authenticate(token).then((found) => {
-        if (!found) return done(new AppError("UNAUTHORIZED", "Invalid or revoked API key"));
+        if (!found)
+          return authFailed(request, new AppError("UNAUTHORIZED", "Invalid or revoked API key"), done);
         limit(request, config, reply, keyContext(found), done);
       }, done);
     });

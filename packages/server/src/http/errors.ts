@@ -22,6 +22,11 @@ export const ERROR_CATALOG = {
     message: "The account has reached its tier's number of API keys",
     retryable: false,
   },
+  ALERT_LIMIT_REACHED: {
+    status: 403,
+    message: "The account has reached its tier's number of active price alerts",
+    retryable: false,
+  },
   NOT_FOUND: { status: 404, message: "Not found", retryable: false },
   ACCOUNT_NOT_FOUND: { status: 404, message: "Account not found", retryable: false },
   API_KEY_NOT_FOUND: { status: 404, message: "API key not found", retryable: false },
@@ -34,6 +39,11 @@ export const ERROR_CATALOG = {
   MATCH_NOT_FOUND: { status: 404, message: "Match not found", retryable: false },
   EVENT_NOT_FOUND: { status: 404, message: "Cross-venue event not found", retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed on this path", retryable: false },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    message: "The request did not arrive in time; send it again",
+    retryable: true,
+  },
   EMAIL_TAKEN: { status: 409, message: "An account with this email already exists", retryable: false },
   ORDER_NOT_CANCELLABLE: {
     status: 409,
@@ -52,6 +62,11 @@ export const ERROR_CATALOG = {
     retryable: false,
   },
   PAYLOAD_TOO_LARGE: { status: 413, message: "The request body is too large", retryable: false },
+  URI_TOO_LONG: {
+    status: 414,
+    message: "The URL or one of its path segments is too long",
+    retryable: false,
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     message: "Request bodies must be application/json",
@@ -100,8 +115,18 @@ export const ERROR_CATALOG = {
     message: "The key already holds its plan's number of stream connections",
     retryable: true,
   },
+  REQUEST_HEADER_FIELDS_TOO_LARGE: {
+    status: 431,
+    message: "The request line and headers are too large",
+    retryable: false,
+  },
   INTERNAL_ERROR: { status: 500, message: "Something went wrong on our side", retryable: true },
   SERVICE_UNAVAILABLE: { status: 503, message: "The service is not ready", retryable: true },
+  SERVER_BUSY: {
+    status: 503,
+    message: "The service is busy with other sign-ins; retry in a moment",
+    retryable: true,
+  },
   VENUE_UNAVAILABLE: {
     status: 503,
     message: "The venue could not be reached for this data; try again shortly",

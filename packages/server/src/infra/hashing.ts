@@ -71,3 +71,50 @@ export function dummyPasswordHash(log2N = DEFAULT_SCRYPT_LOG2_N): Promise<string
   }
   return hash;
 }
+
+/**
+ * Caps how many password hashes run at once. scrypt at the default cost holds 128 MiB while it
+ * runs, so a flood of sign-ins must queue rather than exhaust memory; past `maxWaiting` queued
+ * callers, `run` fails at once with `HashQueueFull` (the HTTP layer answers 503, retryable).
+ */
+export class HashLimiter {
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+
+  constructor(
+    readonly maxConcurrent: number,
+    readonly maxWaiting: number,
+  ) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#running >= this.maxConcurrent) {
+      if (this.#waiting.length >= this.maxWaiting) throw new HashQueueFull();
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    } else {
+      this.#running += 1;
+    }
+    try {
+      return await work();
+    } finally {
+      // Hand the slot straight to the next caller, or free it.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#running -= 1;
+    }
+  }
+
+  get running(): number {
+    return this.#running;
+  }
+
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+}
+
+export class HashQueueFull extends Error {
+  constructor() {
+    super("too many password checks are queued");
+    this.name = "HashQueueFull";
+  }
+}

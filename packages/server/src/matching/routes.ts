@@ -1,9 +1,13 @@
 /**
  * Matched markets and cross-venue events over HTTP. Reads take any key with `read`; curation
- * (verify, reject, pair by hand) takes `admin`, since matches are shared by every account.
+ * (verify, reject, pair by hand) takes an operator (http/auth.ts), since matches are shared by every
+ * account: an ordinary account's admin key must not rewrite what other tenants trade on.
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyRequest } from "fastify";
+import { requireAuth } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
+import { AppError } from "../http/errors";
 import type { VenueId } from "../venues/model";
 import {
   CreateMatchBody,
@@ -18,6 +22,7 @@ import {
 } from "./schemas";
 import {
   type CrossEventDetail,
+  type Curator,
   type MarketInfo,
   type MatchDetail,
   type MatchingService,
@@ -54,6 +59,8 @@ export function matchView({ row, a, b }: MatchDetail) {
     status_reason: row.status_reason as RejectReason | null,
     status_note: row.status_note,
     decided_by: row.decided_by as "matcher" | "admin" | null,
+    decided_by_account: row.decided_by_account,
+    decided_by_key: row.decided_by_key,
     decided_at: row.decided_at,
     curated: row.curated === 1,
     matcher_relation: row.matcher_relation as Relation | null,
@@ -85,6 +92,13 @@ export function eventView(event: CrossEventDetail) {
       status: p.status as MatchStatus,
     })),
   };
+}
+
+/** The operator behind a curation request (the auth hook has already checked the role). */
+function curator(request: FastifyRequest): Curator {
+  const auth = requireAuth(request);
+  if (auth.kind !== "key") throw new AppError("FORBIDDEN", "Curating matches needs an operator's API key");
+  return { accountId: auth.account.id, keyId: auth.key.id };
 }
 
 export const matchingRoutes: FastifyPluginAsyncTypebox<{ matching: MatchingService }> = async (
@@ -124,17 +138,17 @@ export const matchingRoutes: FastifyPluginAsyncTypebox<{ matching: MatchingServi
   app.post(
     "/v1/matches",
     {
-      config: { auth: "key", permission: "admin" },
+      config: { auth: "key", permission: "operator" },
       schema: {
         tags,
         summary:
-          "Pair two markets by hand (admin): verified and curated; an existing pair is verified instead",
+          "Pair two markets by hand (operator): verified and curated; an existing pair is verified instead",
         body: CreateMatchBody,
         response: { 200: Envelope(MatchSchema), 201: Envelope(MatchSchema) },
       },
     },
     async (request, reply) => {
-      const { match, created } = await matching.create(request.body);
+      const { match, created } = await matching.create(request.body, curator(request));
       return reply.code(created ? 201 : 200).send(ok(matchView(match)));
     },
   );
@@ -156,10 +170,10 @@ export const matchingRoutes: FastifyPluginAsyncTypebox<{ matching: MatchingServi
   app.post(
     "/v1/matches/:id/verify",
     {
-      config: { auth: "key", permission: "admin" },
+      config: { auth: "key", permission: "operator" },
       schema: {
         tags,
-        summary: "Verify a pair (admin), optionally correcting its relation and polarity",
+        summary: "Verify a pair (operator), optionally correcting its relation and polarity",
         params: MatchParams,
         body: VerifyMatchBody,
         response: { 200: Envelope(MatchSchema) },
@@ -169,22 +183,24 @@ export const matchingRoutes: FastifyPluginAsyncTypebox<{ matching: MatchingServi
         if (request.body === undefined || request.body === null) request.body = {};
       },
     },
-    async (request) => ok(matchView(await matching.verify(request.params.id, request.body))),
+    async (request) =>
+      ok(matchView(await matching.verify(request.params.id, request.body, curator(request)))),
   );
 
   app.post(
     "/v1/matches/:id/reject",
     {
-      config: { auth: "key", permission: "admin" },
+      config: { auth: "key", permission: "operator" },
       schema: {
         tags,
-        summary: "Reject a pair (admin) with a reason code; re-runs of the matcher keep it rejected",
+        summary: "Reject a pair (operator) with a reason code; re-runs of the matcher keep it rejected",
         params: MatchParams,
         body: RejectMatchBody,
         response: { 200: Envelope(MatchSchema) },
       },
     },
-    async (request) => ok(matchView(await matching.reject(request.params.id, request.body))),
+    async (request) =>
+      ok(matchView(await matching.reject(request.params.id, request.body, curator(request)))),
   );
 
   app.get(

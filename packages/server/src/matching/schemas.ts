@@ -46,7 +46,15 @@ export const MatchSchema = Type.Object({
   status: StringEnum(MATCH_STATUSES),
   status_reason: Nullable(StringEnum(REJECT_REASONS, { description: "The reason code of a rejection" })),
   status_note: Nullable(Type.String()),
-  decided_by: Nullable(StringEnum(["matcher", "admin"] as const)),
+  decided_by: Nullable(
+    StringEnum(["matcher", "admin"] as const, {
+      description: "admin: a person (an operator) decided; matcher: verified automatically",
+    }),
+  ),
+  decided_by_account: Nullable(
+    Type.String({ description: "The operator's account (acc_…) behind a person's decision" }),
+  ),
+  decided_by_key: Nullable(Type.String({ description: "The API key (key_…) that made that decision" })),
   decided_at: Nullable(Timestamp),
   curated: Type.Boolean({
     description: "An admin decided or made it: re-runs of the matcher never change its status",

@@ -117,6 +117,12 @@ export interface CrossEventDetail {
   pairs: MatchRow[];
 }
 
+/** Who made a person's decision on a pair: recorded with it (`decided_by_account`, `decided_by_key`). */
+export interface Curator {
+  accountId: string;
+  keyId: string;
+}
+
 export interface VerifyInput {
   relation?: Relation | undefined;
   polarity?: Polarity | undefined;
@@ -644,20 +650,20 @@ export class MatchingService implements CrossEventLookup {
   // --- Curation ----------------------------------------------------------------------------------
 
   /**
-   * An admin verifies a pair, optionally correcting its relation and polarity (read as "market_a is
+   * An operator verifies a pair, optionally correcting its relation and polarity (read as "market_a is
    * <relation> of market_b"). Allowed from any status; it overwrites the previous decision.
    */
-  async verify(id: string, input: VerifyInput): Promise<MatchDetail> {
+  async verify(id: string, input: VerifyInput, curator: Curator): Promise<MatchDetail> {
     return this.#write(async (trx, nowMs) => {
       const row = await repo.findMatch(trx, id);
       if (!row) throw notFound(id);
-      await this.#decideVerified(trx, row, input, nowMs);
+      await this.#decideVerified(trx, row, input, curator, nowMs);
       return (await repo.findMatch(trx, id))!;
     });
   }
 
-  /** An admin rejects a pair with a reason code; allowed from any status (it overwrites). */
-  async reject(id: string, input: RejectInput): Promise<MatchDetail> {
+  /** An operator rejects a pair with a reason code; allowed from any status (it overwrites). */
+  async reject(id: string, input: RejectInput, curator: Curator): Promise<MatchDetail> {
     return this.#write(async (trx, nowMs) => {
       const row = await repo.findMatch(trx, id);
       if (!row) throw notFound(id);
@@ -667,6 +673,8 @@ export class MatchingService implements CrossEventLookup {
         status_reason: input.reason,
         status_note: input.note ?? null,
         decided_by: "admin",
+        decided_by_account: curator.accountId,
+        decided_by_key: curator.keyId,
         decided_at: now,
         curated: 1,
         event_id: null,
@@ -678,10 +686,10 @@ export class MatchingService implements CrossEventLookup {
   }
 
   /**
-   * An admin pairs two markets by hand: verified and curated. `relation` reads "first is <relation>
+   * An operator pairs two markets by hand: verified and curated. `relation` reads "first is <relation>
    * of second". A pair that already exists is verified with this relation instead (created false).
    */
-  async create(input: CreateInput): Promise<{ match: MatchDetail; created: boolean }> {
+  async create(input: CreateInput, curator: Curator): Promise<{ match: MatchDetail; created: boolean }> {
     const [first, second] = input.market_ids;
     if (input.market_ids.length !== 2 || first === undefined || second === undefined) {
       throw validationError({ "body.market_ids": "must name exactly two markets" });
@@ -710,6 +718,7 @@ export class MatchingService implements CrossEventLookup {
           trx,
           existing,
           { relation: pair.relation, polarity, note: input.note },
+          curator,
           nowMs,
         );
         return (await repo.findMatch(trx, existing.id))!;
@@ -732,6 +741,8 @@ export class MatchingService implements CrossEventLookup {
         status_reason: null,
         status_note: input.note ?? null,
         decided_by: "admin",
+        decided_by_account: curator.accountId,
+        decided_by_key: curator.keyId,
         decided_at: now,
         curated: 1,
         event_id: null,
@@ -747,7 +758,13 @@ export class MatchingService implements CrossEventLookup {
     return { match, created };
   }
 
-  async #decideVerified(trx: DbOrTrx, row: MatchRow, input: VerifyInput, nowMs: number): Promise<void> {
+  async #decideVerified(
+    trx: DbOrTrx,
+    row: MatchRow,
+    input: VerifyInput,
+    curator: Curator,
+    nowMs: number,
+  ): Promise<void> {
     const relation = input.relation ?? (row.relation as Relation);
     const polarity =
       input.polarity ??
@@ -763,6 +780,8 @@ export class MatchingService implements CrossEventLookup {
       status_reason: null,
       status_note: input.note ?? null,
       decided_by: "admin",
+      decided_by_account: curator.accountId,
+      decided_by_key: curator.keyId,
       decided_at: now,
       curated: 1,
       ...(isEdge(after) ? {} : { event_id: null }),

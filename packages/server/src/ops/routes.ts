@@ -1,6 +1,13 @@
-/** Liveness, readiness and metrics for operators and orchestrators. Unauthenticated. */
+/**
+ * Liveness, readiness and metrics for operators and orchestrators, outside API-key auth. `/metrics`
+ * tells a lot about the service (routes, volumes, process), so it can ask for a token
+ * (`METRICS_TOKEN`) or move to another address (`METRICS_LISTEN`, served by metrics-server.ts).
+ */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
+import { bearerToken } from "../http/auth";
+import { AppError } from "../http/errors";
+import { constantTimeEqual } from "../infra/hashing";
 import type { Metrics } from "./metrics";
 
 export interface Probe {
@@ -8,10 +15,23 @@ export interface Probe {
   check(): Promise<void>;
 }
 
-export const opsRoutes: FastifyPluginAsyncTypebox<{ metrics: Metrics; probes: Probe[] }> = async (
-  app,
-  deps,
-) => {
+/** Whether a scrape may read the metrics: any caller without a token set, else the token holder. */
+export function metricsAuthorized(token: string | undefined, authorization: string | undefined): boolean {
+  if (token === undefined) return true;
+  const given = bearerToken(authorization);
+  return given !== undefined && constantTimeEqual(given, token);
+}
+
+export interface OpsDeps {
+  metrics: Metrics;
+  probes: Probe[];
+  /** Required as `Authorization: Bearer <token>` on `/metrics` when set. */
+  metricsToken?: string | undefined;
+  /** false: `/metrics` is served on its own address (METRICS_LISTEN), not here. */
+  serveMetrics?: boolean;
+}
+
+export const opsRoutes: FastifyPluginAsyncTypebox<OpsDeps> = async (app, deps) => {
   app.get(
     "/healthz",
     {
@@ -70,13 +90,17 @@ export const opsRoutes: FastifyPluginAsyncTypebox<{ metrics: Metrics; probes: Pr
     },
   );
 
+  if (deps.serveMetrics === false) return;
   app.get(
     "/metrics",
     {
       config: { auth: "none" },
       schema: { tags: ["ops"], summary: "Prometheus metrics", hide: true },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
+      if (!metricsAuthorized(deps.metricsToken, request.headers.authorization)) {
+        throw new AppError("UNAUTHORIZED", "/metrics needs Authorization: Bearer <METRICS_TOKEN>");
+      }
       reply.header("Content-Type", deps.metrics.registry.contentType);
       return deps.metrics.registry.metrics();
     },

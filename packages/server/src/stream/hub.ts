@@ -45,7 +45,12 @@ export interface StreamPrincipal {
   accountId: string;
   connectionsAllowed: number;
   marketsPerSubscription: number;
+  /** The key's request budget per minute, which subscribe and unsubscribe messages spend from. */
+  requestsPerMinute: number;
 }
+
+/** Whether a subscribe/unsubscribe message may spend a request of its key's budget. */
+export type SpendOutcome = { allowed: true } | { allowed: false; message: string };
 
 export type AuthOutcome =
   | { ok: true; principal: StreamPrincipal }
@@ -54,7 +59,13 @@ export type AuthOutcome =
 export interface HubDeps {
   clock: Clock;
   slots: ConnectionSlots;
-  authenticate(apiKey: string): Promise<AuthOutcome>;
+  /** `address`: the client address of the connection sending the key (failed keys count against it). */
+  authenticate(apiKey: string, address: string): Promise<AuthOutcome>;
+  /**
+   * Spends one request of the key's budget (the one REST requests spend) for a subscribe or
+   * unsubscribe message; refused, the message is not applied.
+   */
+  spend(principal: StreamPrincipal): SpendOutcome | Promise<SpendOutcome>;
   /** Which of `ids` exist. */
   resolveMarkets(ids: readonly string[]): Promise<{ found: string[]; missing: string[] }>;
   /** The current quote of a market, for the snapshot sent on subscribe. */
@@ -137,6 +148,10 @@ class Connection {
   alive = true;
   closed = false;
   authTimer: NodeJS.Timeout | null = null;
+  /** Told once when a connection opened without a key authenticates (it stops waiting). */
+  onAuthenticated: (() => void) | null = null;
+  /** The client address of a connection that must authenticate by message (its failures count there). */
+  address = "";
   /** Client messages are handled one at a time, in order. */
   chain: Promise<void> = Promise.resolve();
   rateWindow = 0;
@@ -237,9 +252,17 @@ export class StreamHub {
 
   /**
    * Takes over an upgraded connection. `principal` is set when the upgrade carried a valid key
-   * (its slot already taken as `slotToken`); otherwise the first message must authenticate.
+   * (its slot already taken as `slotToken`); otherwise the first message must authenticate, and
+   * `onAuthenticated` is called once when it does.
    */
-  attach(ws: WebSocket, socket: Duplex, principal: StreamPrincipal | null, slotToken: string | null): void {
+  attach(
+    ws: WebSocket,
+    socket: Duplex,
+    principal: StreamPrincipal | null,
+    slotToken: string | null,
+    onAuthenticated?: () => void,
+    address = "",
+  ): void {
     const conn = new Connection(ws, socket as Duplex & { writableLength: number }, this.#takeIndex());
     this.#byIndex[conn.index] = conn;
     this.#connections.add(conn);
@@ -247,6 +270,8 @@ export class StreamHub {
       conn.principal = principal;
       conn.slotToken = slotToken;
     } else {
+      conn.onAuthenticated = onAuthenticated ?? null;
+      conn.address = address;
       conn.authTimer = setTimeout(() => {
         if (conn.principal || conn.closed) return;
         this.#error(
@@ -337,16 +362,25 @@ export class StreamHub {
         this.#control(conn, { type: "pong" });
         return;
       case "subscribe":
-        await this.#subscribe(conn, message.market_ids);
+        if (await this.#spend(conn)) await this.#subscribe(conn, message.market_ids);
         return;
       case "unsubscribe":
-        this.#unsubscribe(conn, message.market_ids);
+        if (await this.#spend(conn)) this.#unsubscribe(conn, message.market_ids);
         return;
     }
   }
 
+  /** One request off the key's budget; false (and an error sent) when it is spent. */
+  async #spend(conn: Connection): Promise<boolean> {
+    const outcome = await this.#deps.spend(conn.principal!);
+    if (conn.closed) return false;
+    if (outcome.allowed) return true;
+    this.#error(conn, "RATE_LIMITED", outcome.message);
+    return false;
+  }
+
   async #authenticate(conn: Connection, apiKey: string): Promise<void> {
-    const outcome = await this.#deps.authenticate(apiKey);
+    const outcome = await this.#deps.authenticate(apiKey, conn.address);
     if (conn.closed) return;
     if (!outcome.ok) {
       this.#error(conn, outcome.code, outcome.message);
@@ -373,6 +407,9 @@ export class StreamHub {
     if (conn.authTimer) clearTimeout(conn.authTimer);
     conn.principal = principal;
     conn.slotToken = token;
+    const authenticated = conn.onAuthenticated;
+    conn.onAuthenticated = null;
+    authenticated?.();
     this.#control(conn, {
       type: "authenticated",
       key_id: principal.keyId,

@@ -304,6 +304,72 @@ describe.each(STORE_BACKENDS)("accounts and keys on %s", (store) => {
       });
     });
 
+    it("binds an admin key to its own environment; a session token manages both", async () => {
+      const { session, accountId } = await signup(t.app);
+      await setAccount(t.services, accountId, { tier: "pro" });
+      const liveAdmin = await createKey(t.app, session, { type: "admin" });
+      const sandboxAdmin = await createKey(t.app, session, { type: "admin", environment: "sandbox" });
+      const liveBot = await createKey(t.app, session, { type: "read_only" });
+      const as = (key: string, method: "GET" | "POST" | "PATCH" | "DELETE", url: string, payload?: object) =>
+        t.app.inject({ method, url, headers: bearer(key), ...(payload ? { payload } : {}) });
+
+      // Created with an API key, a key defaults to the caller's environment.
+      const made = await as(sandboxAdmin.key, "POST", "/v1/api-keys", { name: "bot", type: "trading" });
+      expect(made.statusCode, made.body).toBe(201);
+      expect(made.json().data).toMatchObject({
+        environment: "sandbox",
+        key: expect.stringMatching(/^cb_test_/),
+      });
+
+      // A sandbox key can never create, rename or revoke a live key, nor list them.
+      const refused = expectError(
+        await as(sandboxAdmin.key, "POST", "/v1/api-keys", { name: "x", type: "admin", environment: "live" }),
+        403,
+        "FORBIDDEN",
+      );
+      expect(refused.details).toEqual({ environment: "live", allowed_environment: "sandbox" });
+      expectError(await as(sandboxAdmin.key, "DELETE", `/v1/api-keys/${liveBot.id}`), 403, "FORBIDDEN");
+      expectError(await as(sandboxAdmin.key, "DELETE", `/v1/api-keys/${liveAdmin.id}`), 403, "FORBIDDEN");
+      expectError(
+        await as(sandboxAdmin.key, "PATCH", `/v1/api-keys/${liveBot.id}`, { name: "renamed" }),
+        403,
+        "FORBIDDEN",
+      );
+      expectError(await as(sandboxAdmin.key, "GET", "/v1/api-keys?environment=live"), 403, "FORBIDDEN");
+      const sandboxList = (await as(sandboxAdmin.key, "GET", "/v1/api-keys")).json().data;
+      expect(new Set(sandboxList.map((k: { environment: string }) => k.environment))).toEqual(
+        new Set(["sandbox"]),
+      );
+      expect(sandboxList).toHaveLength(2);
+      // The live key was not touched by any of that.
+      expect((await as(liveBot.key, "GET", "/v1/account")).statusCode).toBe(200);
+
+      // The other way round too: a live admin key manages live keys only.
+      expectError(
+        await as(liveAdmin.key, "POST", "/v1/api-keys", {
+          name: "x",
+          type: "read_only",
+          environment: "sandbox",
+        }),
+        403,
+        "FORBIDDEN",
+      );
+      expectError(await as(liveAdmin.key, "DELETE", `/v1/api-keys/${sandboxAdmin.id}`), 403, "FORBIDDEN");
+      const liveList = (await as(liveAdmin.key, "GET", "/v1/api-keys")).json().data;
+      expect(liveList.map((k: { id: string }) => k.id).sort()).toEqual([liveAdmin.id, liveBot.id].sort());
+      const renamed = await as(liveAdmin.key, "PATCH", `/v1/api-keys/${liveBot.id}`, { name: "renamed" });
+      expect(renamed.json().data).toMatchObject({ name: "renamed", environment: "live" });
+
+      // A session token lists and manages both, and can filter.
+      const all = (await as(session, "GET", "/v1/api-keys")).json().data;
+      expect(all).toHaveLength(4);
+      const onlySandbox = (await as(session, "GET", "/v1/api-keys?environment=sandbox")).json().data;
+      expect(onlySandbox).toHaveLength(2);
+      expectError(await as(session, "GET", "/v1/api-keys?environment=staging"), 400, "VALIDATION_ERROR");
+      const revoked = await as(session, "DELETE", `/v1/api-keys/${sandboxAdmin.id}`);
+      expect(revoked.json().data.revoked_at).not.toBeNull();
+    });
+
     it("records last_used_at in batches", async () => {
       const { session } = await signup(t.app);
       const key = await createKey(t.app, session, { type: "read_only" });
@@ -331,7 +397,14 @@ describe.each(STORE_BACKENDS)("accounts and keys on %s", (store) => {
       const agent = await createKey(t.app, session, { type: "agent", permissions: ["trade"] });
       const response = await t.app.inject({ method: "GET", url: "/v1/account", headers: bearer(agent.key) });
       expect(response.json().data).toEqual({
-        account: { id: accountId, email, tier: "pro", plan: "agent", created_at: expect.any(String) },
+        account: {
+          id: accountId,
+          email,
+          tier: "pro",
+          plan: "agent",
+          operator: false,
+          created_at: expect.any(String),
+        },
         key: { id: agent.id, name: "agent key", type: "agent", permissions: ["trade"], environment: "live" },
         limits: {
           requests_per_minute: 10_000,

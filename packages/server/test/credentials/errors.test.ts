@@ -2,6 +2,7 @@
  * Venue credentials, the errors: a link is checked offline before anything is stored, every bad
  * field is named, and no error message quotes the key it rejects.
  */
+import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bearer, expectError } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
@@ -123,6 +124,18 @@ describe.each(STORE_BACKENDS)("venue credential errors on %s", (store) => {
     );
     expect(await badRequest({ ...kalshi, private_key_pem: RSA_1024_PEM })).toEqual({
       "body.private_key_pem": "must be an RSA key of at least 2048 bits (this one has 1024)",
+    });
+    // Larger than Kalshi issues: every request we sign with it would cost a private-key operation
+    // several times dearer, so it is refused at linking.
+    const huge = generateKeyPairSync("rsa", { modulusLength: 4104 }).privateKey;
+    expect(
+      await badRequest({
+        ...kalshi,
+        private_key_pem: huge.export({ type: "pkcs8", format: "pem" }) as string,
+      }),
+    ).toEqual({
+      "body.private_key_pem":
+        "must be an RSA key of at most 4096 bits, as Kalshi issues them (this one has 4104)",
     });
     const unreadable =
       "is not a readable private key: send an unencrypted PEM (PKCS#1 BEGIN RSA PRIVATE KEY, or PKCS#8 BEGIN PRIVATE KEY)";

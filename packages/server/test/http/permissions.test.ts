@@ -7,9 +7,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PERMISSIONS } from "../../src/apikeys/permissions";
 import { bearer, createKey, createTestApp, setAccount, signup, type TestApp } from "../support/app";
 
-type Row = { name: string; type: string; permissions?: string[]; allowed: string[] };
+type Row = {
+  name: string;
+  type: string;
+  permissions?: string[];
+  /** The key's account: an ordinary one, or one the CLI made an operator. */
+  account?: "operator";
+  environment?: "sandbox";
+  allowed: string[];
+};
 
-// read implies manage_webhooks and manage_alerts; admin holds everything.
+const ADMIN = ["read", "trade", "manage_orders", "manage_webhooks", "manage_alerts", "manage_keys", "admin"];
+/** What a route may need: the key permissions plus the operator role (curation of shared data). */
+const NEEDS = [...PERMISSIONS, "operator"] as const;
+
+// read implies manage_webhooks and manage_alerts; admin holds everything but the operator role,
+// which only a live admin key of an operator account has.
 const MATRIX: Row[] = [
   { name: "read_only", type: "read_only", allowed: ["read", "manage_webhooks", "manage_alerts"] },
   {
@@ -17,10 +30,20 @@ const MATRIX: Row[] = [
     type: "trading",
     allowed: ["read", "trade", "manage_orders", "manage_webhooks", "manage_alerts"],
   },
+  { name: "admin", type: "admin", allowed: ADMIN },
+  { name: "operator admin (live)", type: "admin", account: "operator", allowed: [...ADMIN, "operator"] },
   {
-    name: "admin",
+    name: "operator admin (sandbox)",
     type: "admin",
-    allowed: ["read", "trade", "manage_orders", "manage_webhooks", "manage_alerts", "manage_keys", "admin"],
+    account: "operator",
+    environment: "sandbox",
+    allowed: ADMIN,
+  },
+  {
+    name: "operator trading",
+    type: "trading",
+    account: "operator",
+    allowed: ["read", "trade", "manage_orders", "manage_webhooks", "manage_alerts"],
   },
   {
     name: "agent[read]",
@@ -45,7 +68,7 @@ let session: string;
 beforeAll(async () => {
   t = await createTestApp({
     register: (app) => {
-      for (const permission of PERMISSIONS) {
+      for (const permission of NEEDS) {
         app.get(`/v1/_probe/${permission}`, { config: { auth: "key", permission } }, async () => ({
           success: true,
           data: permission,
@@ -56,18 +79,23 @@ beforeAll(async () => {
   const account = await signup(t.app);
   session = account.session;
   await setAccount(t.services, account.accountId, { tier: "enterprise" });
+  const operator = await signup(t.app);
+  await setAccount(t.services, operator.accountId, { tier: "enterprise", operator: true });
   for (const row of MATRIX) {
-    keys.set(
-      row.name,
-      (await createKey(t.app, session, { type: row.type, permissions: row.permissions })).key,
-    );
+    const owner = row.account === "operator" ? operator.session : session;
+    const body = {
+      type: row.type,
+      ...(row.permissions ? { permissions: row.permissions } : {}),
+      ...(row.environment ? { environment: row.environment } : {}),
+    };
+    keys.set(row.name, (await createKey(t.app, owner, body)).key);
   }
 });
 afterAll(() => t.close());
 
 describe("permission matrix", () => {
   for (const row of MATRIX) {
-    for (const permission of PERMISSIONS) {
+    for (const permission of NEEDS) {
       const allowed = row.allowed.includes(permission);
       it(`${row.name} ${allowed ? "may" : "may not"} use a route needing ${permission}`, async () => {
         const response = await t.app.inject({
@@ -103,6 +131,9 @@ describe("permission matrix", () => {
     { method: "DELETE", url: "/v1/api-keys/key_x", route: "/v1/api-keys/:id", needs: "manage_keys" },
     // Signing out is for session tokens only: every API key gets 403.
     { method: "POST", url: "/v1/auth/logout", route: "/v1/auth/logout", needs: "session" },
+    // Listing and ending sign-ins: session tokens only, every API key gets 403.
+    { method: "GET", url: "/v1/auth/sessions", route: "/v1/auth/sessions", needs: "session" },
+    { method: "DELETE", url: "/v1/auth/sessions", route: "/v1/auth/sessions", needs: "session" },
     { method: "GET", url: "/v1/markets", route: "/v1/markets", needs: "read" },
     { method: "GET", url: "/v1/markets/kalshi:X", route: "/v1/markets/:market_id", needs: "read" },
     { method: "GET", url: "/v1/venues", route: "/v1/venues", needs: "read" },
@@ -167,12 +198,22 @@ describe("permission matrix", () => {
       route: "/v1/prices/compare",
       needs: "read",
     },
-    // Matches are shared by every account: reads for any key with read, curation for admin keys.
+    // Matches are shared by every account: reads for any key with read, curation for operators.
     { method: "GET", url: "/v1/matches", route: "/v1/matches", needs: "read" },
-    { method: "POST", url: "/v1/matches", route: "/v1/matches", needs: "admin" },
+    { method: "POST", url: "/v1/matches", route: "/v1/matches", needs: "operator" },
     { method: "GET", url: "/v1/matches/mat_x", route: "/v1/matches/:id", needs: "read" },
-    { method: "POST", url: "/v1/matches/mat_x/verify", route: "/v1/matches/:id/verify", needs: "admin" },
-    { method: "POST", url: "/v1/matches/mat_x/reject", route: "/v1/matches/:id/reject", needs: "admin" },
+    {
+      method: "POST",
+      url: "/v1/matches/mat_x/verify",
+      route: "/v1/matches/:id/verify",
+      needs: "operator",
+    },
+    {
+      method: "POST",
+      url: "/v1/matches/mat_x/reject",
+      route: "/v1/matches/:id/reject",
+      needs: "operator",
+    },
     { method: "GET", url: "/v1/events", route: "/v1/events", needs: "read" },
     { method: "GET", url: "/v1/events/xev_x", route: "/v1/events/:event_id", needs: "read" },
   ];
@@ -202,9 +243,14 @@ describe("permission matrix", () => {
         });
         const allowed = endpoint.needs === "any" || row.allowed.includes(endpoint.needs);
         // Allowed: past the permission check (a route may still refuse for another reason, e.g.
-        // SANDBOX_ONLY for the live keys used here).
-        if (allowed) expect(response.json().error?.code, `${row.name}`).not.toBe("FORBIDDEN");
-        else expect(response.statusCode, `${row.name}`).toBe(403);
+        // SANDBOX_ONLY for the live keys used here, or venue links refusing sandbox keys).
+        const error = response.json().error;
+        if (allowed) expect(error?.details?.required_permission, `${row.name}`).toBeUndefined();
+        else {
+          expect(response.statusCode, `${row.name}`).toBe(403);
+          if ((NEEDS as readonly string[]).includes(endpoint.needs))
+            expect(error?.details?.required_permission, `${row.name}`).toBe(endpoint.needs);
+        }
       }
     });
   }
@@ -251,4 +297,73 @@ describe("permission matrix", () => {
     });
     expect(response.statusCode).toBe(403);
   });
+});
+
+// Key management by environment, written out by hand: an admin API key manages its own
+// environment's keys only; a session token manages both.
+describe("key management by environment", () => {
+  type Caller = "session" | "live admin" | "sandbox admin";
+  type Op = "create" | "list" | "rename" | "revoke";
+  const ALLOWED: Record<Caller, Record<"live" | "sandbox", boolean>> = {
+    session: { live: true, sandbox: true },
+    "live admin": { live: true, sandbox: false },
+    "sandbox admin": { live: false, sandbox: true },
+  };
+  let owner: { session: string; accountId: string };
+  const callers = new Map<Caller, string>();
+
+  beforeAll(async () => {
+    owner = await signup(t.app);
+    await setAccount(t.services, owner.accountId, { tier: "enterprise" });
+    callers.set("session", owner.session);
+    callers.set("live admin", (await createKey(t.app, owner.session, { type: "admin" })).key);
+    callers.set(
+      "sandbox admin",
+      (await createKey(t.app, owner.session, { type: "admin", environment: "sandbox" })).key,
+    );
+  });
+
+  for (const caller of Object.keys(ALLOWED) as Caller[]) {
+    for (const environment of ["live", "sandbox"] as const) {
+      for (const op of ["create", "list", "rename", "revoke"] as Op[]) {
+        const allowed = ALLOWED[caller][environment];
+        it(`${caller} ${allowed ? "may" : "may not"} ${op} ${environment} keys`, async () => {
+          const target = await createKey(t.app, owner.session, { type: "read_only", environment });
+          const headers = bearer(callers.get(caller)!);
+          const response = await t.app.inject(
+            op === "create"
+              ? {
+                  method: "POST",
+                  url: "/v1/api-keys",
+                  headers,
+                  payload: { name: "n", type: "read_only", environment },
+                }
+              : op === "list"
+                ? { method: "GET", url: `/v1/api-keys?environment=${environment}`, headers }
+                : op === "rename"
+                  ? {
+                      method: "PATCH",
+                      url: `/v1/api-keys/${target.id}`,
+                      headers,
+                      payload: { name: "renamed" },
+                    }
+                  : { method: "DELETE", url: `/v1/api-keys/${target.id}`, headers },
+          );
+          if (allowed) {
+            expect(response.statusCode, response.body).toBe(op === "create" ? 201 : 200);
+          } else {
+            expect(response.statusCode, response.body).toBe(403);
+            expect(response.json().error.code).toBe("FORBIDDEN");
+          }
+          // Whatever the answer, the target key still works unless a permitted revoke hit it.
+          const still = await t.app.inject({
+            method: "GET",
+            url: "/v1/account",
+            headers: bearer(target.key),
+          });
+          expect(still.statusCode).toBe(op === "revoke" && allowed ? 401 : 200);
+        });
+      }
+    }
+  }
 });

@@ -40,7 +40,9 @@ describe.each(STORE_BACKENDS)("migrations on %s", (backend) => {
     // The newest event gone: its number must still never be handed out again.
     await store.db.deleteFrom("events").where("seq", "=", before[2]!.seq).execute();
 
-    expect((await migrate(store)).applied).toEqual(["012_write_path_indexes"]);
+    expect((await migrate(store, { to: "012_write_path_indexes" })).applied).toEqual([
+      "012_write_path_indexes",
+    ]);
 
     const after = await outbox.readAfter(store.db, START_CURSOR);
     expect(after.map(({ seq, id, data }) => ({ seq, id, data }))).toEqual(
@@ -62,6 +64,23 @@ describe.each(STORE_BACKENDS)("migrations on %s", (backend) => {
     );
     expect(await indexNames("fills")).not.toContain("fills_account_idx");
     expect(await indexNames("fills")).toContain("fills_order_cause_idx");
-    expect((await migrate(store)).applied).toEqual([]);
+    expect((await migrate(store, { to: "012_write_path_indexes" })).applied).toEqual([]);
+  });
+  it("013 leaves every existing account a non-operator and keeps its sessions", async () => {
+    opened = await openTestStore(backend, { migrateTo: "012_write_path_indexes" });
+    const { store } = opened;
+    const at = "2026-11-27T12:00:00.000Z";
+    await sql`insert into accounts (id, email, password_hash, tier, plan, created_at, updated_at)
+      values ('acc_old', 'old@example.com', 'scrypt$x', 'pro', 'standard', ${at}, ${at})`.execute(store.db);
+    await sql`insert into sessions (id, account_id, token_hash, created_at, expires_at)
+      values ('ses_old', 'acc_old', 'hash', ${at}, ${at})`.execute(store.db);
+
+    expect((await migrate(store, { to: "013_operators_and_sessions" })).applied).toEqual([
+      "013_operators_and_sessions",
+    ]);
+    const account = await store.db.selectFrom("accounts").selectAll().executeTakeFirstOrThrow();
+    expect(account).toMatchObject({ id: "acc_old", tier: "pro", operator: 0 });
+    const session = await store.db.selectFrom("sessions").selectAll().executeTakeFirstOrThrow();
+    expect(session).toMatchObject({ id: "ses_old", ip: null, user_agent: null, revoked_at: null });
   });
 });

@@ -28,6 +28,7 @@ describe.each(STORE_BACKENDS)("store contract on %s", (backend) => {
     agent_rate_limit_per_minute: null,
     ws_connections: null,
     markets_per_subscription: null,
+    operator: 0,
     created_at: "2026-11-22T12:00:00.000Z",
     updated_at: "2026-11-22T12:00:00.000Z",
   });

@@ -1,8 +1,8 @@
 /**
  * The matching API over a scripted matcher, on SQLite and PostgreSQL: listing and filtering pairs,
- * one pair in full, admin curation (verify, reject, pair by hand), cross-venue events, the errors
+ * one pair in full, operator curation (verify, reject, pair by hand), cross-venue events, the errors
  * (field-level 400s, 404 codes) and who may do what. Matches are global: every account sees the
- * same pairs, and any account's admin key curates them for everyone.
+ * same pairs, and only an operator account's live admin key curates them, for everyone.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createKey, expectError, setAccount } from "../support/app";
@@ -12,8 +12,11 @@ import { call, keys, type MatchingTestApp, matchedEvents, matchingApp, pairRow, 
 describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
   let t: MatchingTestApp;
   let read: string;
+  /** An operator account's live admin key. */
   let admin: string;
-  /** Another account's keys: matches are not per account. */
+  let operatorAccount: string;
+  let operatorSession: string;
+  /** Another (non-operator) account's keys: matches are not per account. */
   let otherRead: string;
   let otherAdmin: string;
   const ids: Record<string, string> = {};
@@ -25,7 +28,8 @@ describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
     t.matcher.script("kalshi:K3", "polymarket:P3", { relation: "subset", confidence: 0.5 });
     t.matcher.script("polymarket:P4", "kalshi:K4", { relation: "identity", confidence: 0.8 });
     await t.sync();
-    ({ read, admin } = await keys(t.app));
+    ({ read, admin, accountId: operatorAccount, session: operatorSession } = await keys(t.app));
+    await setAccount(t.services, operatorAccount, { operator: true, tier: "enterprise" });
     ({ read: otherRead, admin: otherAdmin } = await keys(t.app));
     for (const [name, a, b] of [
       ["p1k1", "polymarket:P1", "kalshi:K1"],
@@ -105,6 +109,8 @@ describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
         status_reason: null,
         status_note: null,
         decided_by: "matcher",
+        decided_by_account: null,
+        decided_by_key: null,
         decided_at: "2026-11-22T12:00:00.000Z",
         curated: false,
         matcher_relation: "identity",
@@ -202,19 +208,24 @@ describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
   });
 
   describe("curation", () => {
-    it("lets only admin keys curate; every key with read may read", async () => {
-      const { session, accountId } = await keys(t.app);
+    it("lets only an operator's live admin key curate; every key with read may read", async () => {
+      const { session, accountId, admin: nonOperatorAdmin } = await keys(t.app);
       await setAccount(t.services, accountId, { tier: "enterprise" });
       const trading = (await createKey(t.app, session, { type: "trading" })).key;
       const agent = (await createKey(t.app, session, { type: "agent", permissions: ["read", "trade"] })).key;
-      for (const key of [read, trading, agent]) {
+      // The operator's own keys that are not live admin keys do not curate either.
+      const operatorTrading = (await createKey(t.app, operatorSession, { type: "trading" })).key;
+      const operatorSandboxAdmin = (
+        await createKey(t.app, operatorSession, { type: "admin", environment: "sandbox" })
+      ).key;
+      for (const key of [read, trading, agent, nonOperatorAdmin, operatorTrading, operatorSandboxAdmin]) {
         for (const [url, body] of [
           [`/v1/matches/${ids["p4k4"]}/verify`, {}],
           [`/v1/matches/${ids["p4k4"]}/reject`, { reason: "other" }],
           ["/v1/matches", { market_ids: ["polymarket:P4", "kalshi:K3"], relation: "identity" }],
         ] as const) {
           const error = expectError(await call(t.app, key, "POST", url, body), 403, "FORBIDDEN");
-          expect(error.details).toEqual({ required_permission: "admin" });
+          expect(error.details).toEqual({ required_permission: "operator" });
         }
         expect((await call(t.app, key, "GET", "/v1/matches")).statusCode).toBe(200);
         expect((await call(t.app, key, "GET", "/v1/events")).statusCode).toBe(200);
@@ -238,6 +249,8 @@ describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
         status_reason: null,
         status_note: "same contract after all",
         decided_by: "admin",
+        decided_by_account: operatorAccount,
+        decided_by_key: expect.stringMatching(/^key_/),
         decided_at: "2026-11-22T12:00:00.000Z",
         curated: true,
         event_id: expect.stringMatching(/^xev_/),
@@ -371,15 +384,49 @@ describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
       expect(await matchedEvents(t)).toHaveLength(before + 2);
     });
 
-    it("is global: another account sees the same pairs and its admin curates them for everyone", async () => {
+    it("is global: another account sees the same pairs, and the operator's decision for everyone", async () => {
       const mine = idsOf(await list("?limit=100"));
       expect(idsOf(await list("?limit=100", otherRead))).toEqual(mine);
-      const response = await call(t.app, otherAdmin, "POST", `/v1/matches/${ids["p2k2"]}/reject`, {
+      // Signing up and minting an admin key does not make anyone a curator of shared data.
+      expectError(
+        await call(t.app, otherAdmin, "POST", `/v1/matches/${ids["p2k2"]}/reject`, { reason: "polarity" }),
+        403,
+        "FORBIDDEN",
+      );
+      const response = await call(t.app, admin, "POST", `/v1/matches/${ids["p2k2"]}/reject`, {
         reason: "polarity",
       });
       expect(response.statusCode).toBe(200);
-      const seen = (await call(t.app, read, "GET", `/v1/matches/${ids["p2k2"]}`)).json().data;
+      const seen = (await call(t.app, otherRead, "GET", `/v1/matches/${ids["p2k2"]}`)).json().data;
       expect(seen).toMatchObject({ status: "rejected", status_reason: "polarity" });
+    });
+
+    it("shows the role in GET /v1/account and drops it when the CLI takes it away", async () => {
+      const whoami = async (key: string) => (await call(t.app, key, "GET", "/v1/account")).json().data;
+      expect((await whoami(admin)).account.operator).toBe(true);
+      expect((await whoami(otherAdmin)).account.operator).toBe(false);
+      const { admin: former, accountId } = await keys(t.app);
+      await setAccount(t.services, accountId, { operator: true });
+      const url = `/v1/matches/${ids["p4k4"]}/verify`;
+      expect((await call(t.app, former, "POST", url, {})).statusCode).toBe(200);
+      await setAccount(t.services, accountId, { operator: false });
+      // Verified keys are cached for two seconds; the role goes with the next look-up.
+      t.clock.advance(2_001);
+      expect((await whoami(former)).account.operator).toBe(false);
+      expectError(await call(t.app, former, "POST", url, {}), 403, "FORBIDDEN");
+    });
+
+    it("rate-limits curation like any request", async () => {
+      const { admin: curator, accountId } = await keys(t.app);
+      await setAccount(t.services, accountId, { operator: true }); // free tier: 60 a minute
+      t.clock.advance(60_000); // a fresh window
+      const url = `/v1/matches/${ids["p1k1"]}/verify`;
+      let last = await call(t.app, curator, "POST", url, {});
+      expect(last.headers["ratelimit-remaining"]).toBe("59");
+      for (let i = 1; i < 60; i++) last = await call(t.app, curator, "POST", url, {});
+      expect(last.statusCode).toBe(200);
+      const refused = expectError(await call(t.app, curator, "POST", url, {}), 429, "RATE_LIMITED");
+      expect(refused.details).toMatchObject({ limit: 60, remaining: 0 });
     });
   });
 });

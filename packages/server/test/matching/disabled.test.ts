@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config";
-import { call, keys, type MatchingTestApp, matchingApp, SURE } from "./setup";
+import { call, type MatchingTestApp, matchingApp, operatorKeys, SURE } from "./setup";
 
 describe("MATCHING_ENABLED", () => {
   it("defaults to true and reads true/false", () => {
@@ -29,8 +29,8 @@ describe("MATCHING_ENABLED", () => {
       expect(await t.runtime.store.db.selectFrom("matches").selectAll().execute()).toEqual([]);
     });
 
-    it("still lets admins pair markets and serves the events", async () => {
-      const { admin, read } = await keys(t.app);
+    it("still lets operators pair markets and serves the events", async () => {
+      const { admin, read } = await operatorKeys(t);
       const created = await call(t.app, admin, "POST", "/v1/matches", {
         market_ids: ["polymarket:P1", "kalshi:K1"],
         relation: "identity",

@@ -18,6 +18,8 @@ import {
 } from "./setup";
 
 const NOW = "2026-11-22T12:00:00.000Z";
+/** Who curates in these service-level tests (the routes check the operator role). */
+const OPERATOR = { accountId: "acc_operator", keyId: "key_operator" };
 
 describe.each(STORE_BACKENDS)("matching service on %s", (store) => {
   let t: MatchingTestApp;
@@ -175,15 +177,18 @@ describe.each(STORE_BACKENDS)("matching service on %s", (store) => {
     t.matcher.script("polymarket:P1", "kalshi:K1", UNSURE);
     await t.sync();
     const row = (await pairRow(t, "polymarket:P1", "kalshi:K1"))!;
-    const rejected = await t.services.matching.reject(row.id, {
-      reason: "settlement_source",
-      note: "other index",
-    });
+    const rejected = await t.services.matching.reject(
+      row.id,
+      { reason: "settlement_source", note: "other index" },
+      OPERATOR,
+    );
     expect(rejected.row).toMatchObject({
       status: "rejected",
       status_reason: "settlement_source",
       status_note: "other index",
       decided_by: "admin",
+      decided_by_account: OPERATOR.accountId,
+      decided_by_key: OPERATOR.keyId,
       curated: 1,
       event_id: null,
     });
@@ -209,7 +214,7 @@ describe.each(STORE_BACKENDS)("matching service on %s", (store) => {
     t.matcher.script("polymarket:P2", "kalshi:K2", UNSURE);
     await t.sync();
     const row = (await pairRow(t, "polymarket:P2", "kalshi:K2"))!;
-    const verified = await t.services.matching.verify(row.id, { relation: "complement" });
+    const verified = await t.services.matching.verify(row.id, { relation: "complement" }, OPERATOR);
     expect(verified.row).toMatchObject({
       status: "verified",
       relation: "complement",
@@ -237,7 +242,7 @@ describe.each(STORE_BACKENDS)("matching service on %s", (store) => {
       });
     }
     // Admin verification of a pair that already was verified does not announce it again.
-    await t.services.matching.verify(row.id, {});
+    await t.services.matching.verify(row.id, {}, OPERATOR);
     expect(await matchedEvents(t)).toHaveLength(1);
   });
 
@@ -331,7 +336,7 @@ describe.each(STORE_BACKENDS)("matching service on %s", (store) => {
     // Rejecting P3-K1 splits it: the part with the oldest pair (P1-K1) keeps e1, P3-K3 gets a new id.
     t.clock.advance(60_000);
     const link = (await pairRow(t, "polymarket:P3", "kalshi:K1"))!;
-    await t.services.matching.reject(link.id, { reason: "different_contract" });
+    await t.services.matching.reject(link.id, { reason: "different_contract" }, OPERATOR);
     expect(await eventOf("polymarket:P3", "kalshi:K1")).toBeNull();
     expect(await eventOf("polymarket:P1", "kalshi:K1")).toBe(e1);
     expect(await eventOf("polymarket:P2", "kalshi:K1")).toBe(e1);
@@ -367,7 +372,7 @@ describe.each(STORE_BACKENDS)("matching service on %s", (store) => {
     expect(await t.services.matching.resolve("xev_nothing")).toBeNull();
 
     // Verifying the rejected link again merges them back under the oldest id.
-    await t.services.matching.verify(link.id, {});
+    await t.services.matching.verify(link.id, {}, OPERATOR);
     expect(await eventOf("polymarket:P3", "kalshi:K3")).toBe(e1);
     expect(await eventOf("polymarket:P3", "kalshi:K1")).toBe(e1);
   });

@@ -214,11 +214,12 @@ export async function matchingApp(options: MatchingAppOptions = {}): Promise<Mat
       ]),
     matcher,
   };
-  const { app, services, stream } = await buildApp(runtime, build);
+  const { app, services, stream, metrics } = await buildApp(runtime, build);
   return {
     app,
     services,
     stream,
+    metrics,
     runtime,
     clock,
     matcher,
@@ -243,6 +244,13 @@ export async function keys(app: FastifyInstance) {
   const read = (await createKey(app, session, { type: "read_only" })).key;
   const admin = (await createKey(app, session, { type: "admin" })).key;
   return { session, accountId, read, admin };
+}
+
+/** Keys of an account the CLI made an operator: its live admin key curates matches. */
+export async function operatorKeys(t: TestApp) {
+  const made = await keys(t.app);
+  await t.services.accounts.update(made.accountId, { operator: true });
+  return made;
 }
 
 export async function call(

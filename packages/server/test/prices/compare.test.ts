@@ -420,10 +420,10 @@ describe("GET /v1/prices/compare with the matching service app.ts wires", () => 
     const alone = (await get(pmId(FED_PM))).json().data;
     expect(alone.arbitrage_reason.code).toBe("no_cross_event");
 
-    const { match } = await t.services.matching.create({
-      market_ids: [pmId(FED_PM), FED_KX],
-      relation: "identity",
-    });
+    const { match } = await t.services.matching.create(
+      { market_ids: [pmId(FED_PM), FED_KX], relation: "identity" },
+      { accountId: "acc_operator", keyId: "key_operator" },
+    );
     const event = await t.services.matching.resolve(FED_KX);
     expect(event).not.toBeNull();
     const response = await get(FED_KX);

@@ -39,9 +39,11 @@ export class StreamClient {
   }
 
   /** Opens a connection; resolves once open, rejects with the HTTP status of a refused upgrade. */
-  static connect(url: string, key?: string): Promise<StreamClient> {
+  static connect(url: string, key?: string, headers: Record<string, string> = {}): Promise<StreamClient> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, key ? { headers: { authorization: `Bearer ${key}` } } : {});
+      const ws = new WebSocket(url, {
+        headers: { ...headers, ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      });
       const client = new StreamClient(ws);
       ws.once("open", () => resolve(client));
       ws.once("unexpected-response", (_request, response) => {

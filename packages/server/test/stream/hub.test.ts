@@ -72,6 +72,7 @@ const principal: StreamPrincipal = {
   accountId: "acc_1",
   connectionsAllowed: 10,
   marketsPerSubscription: 50,
+  requestsPerMinute: 1_000,
 };
 
 const update = (marketId: string, price: number, t = 0): QuoteUpdate => ({
@@ -92,6 +93,7 @@ function setup(options: Partial<HubOptions> = {}) {
       clock,
       slots: new MemoryConnectionSlots(),
       authenticate: async () => ({ ok: true, principal }),
+      spend: () => ({ allowed: true }),
       resolveMarkets: async (ids) => ({ found: [...ids], missing: [] }),
       snapshot: () => undefined,
       watch: () => {},
@@ -279,6 +281,7 @@ describe("stream hub under random traffic", () => {
           clock: new ManualClock(Date.UTC(2026, 10, 22, 12)),
           slots: new MemoryConnectionSlots(),
           authenticate: async () => ({ ok: true, principal: { ...principal, marketsPerSubscription: 6 } }),
+          spend: () => ({ allowed: true }),
           resolveMarkets: async (ids) => ({ found: [...ids], missing: [] }),
           // Markets nobody has published yet start at price 0.
           snapshot: (id) => update(id, 0),

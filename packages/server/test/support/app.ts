@@ -7,6 +7,7 @@ import { type BuildOptions, buildApp, type Services } from "../../src/app";
 import { type Config, testConfig } from "../../src/config";
 import { type Clock, ManualClock } from "../../src/infra/clock";
 import { dropSchema } from "../../src/infra/db/store";
+import type { Metrics } from "../../src/ops/metrics";
 import { createRuntime, type Runtime } from "../../src/runtime";
 import type { StreamServer } from "../../src/stream/server";
 import { type InfraBackend, POSTGRES_URL, REDIS_URL, type StoreBackend, uniqueName } from "./backends";
@@ -15,6 +16,8 @@ export interface TestApp {
   app: FastifyInstance;
   services: Services;
   stream: StreamServer;
+  /** The app's Prometheus registry (what `serve` puts on METRICS_LISTEN). */
+  metrics: Metrics;
   runtime: Runtime;
   clock: ManualClock;
   close(): Promise<void>;
@@ -51,7 +54,7 @@ export async function createTestApp(
     redisPrefix,
     ...(schema ? { store: { schema, poolSize: 4 } } : {}),
   });
-  const { app, services, stream } = await buildApp(runtime, {
+  const { app, services, stream, metrics } = await buildApp(runtime, {
     ...(options.register ? { register: options.register } : {}),
     ...(options.venues ? { venues: options.venues } : {}),
     ...(options.streamOptions ? { streamOptions: options.streamOptions } : {}),
@@ -62,6 +65,7 @@ export async function createTestApp(
     app,
     services,
     stream,
+    metrics,
     runtime,
     clock,
     schema,

@@ -18,6 +18,8 @@ export interface AccountsTable {
   /** Custom stream limits for the enterprise plan. */
   ws_connections: number | null;
   markets_per_subscription: number | null;
+  /** 1: may curate global data (matches); set only with `crossbook accounts update --operator`. */
+  operator: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -29,6 +31,9 @@ export interface SessionsTable {
   created_at: string;
   expires_at: string;
   revoked_at: string | null;
+  /** The client address and User-Agent that signed in (shown when listing sign-ins). */
+  ip: string | null;
+  user_agent: string | null;
 }
 
 export interface ApiKeysTable {
@@ -372,6 +377,9 @@ export interface MatchesTable {
   status_note: string | null;
   /** matcher | admin | null (an undecided candidate) */
   decided_by: string | null;
+  /** The account and API key behind a person's decision (null for the matcher's). */
+  decided_by_account: string | null;
+  decided_by_key: string | null;
   decided_at: string | null;
   /** 1: an admin decided or created it; the matcher never changes its status (or relation) again. */
   curated: number;

@@ -77,7 +77,12 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     // In-memory and temporary ("") databases exist only for their own connection: no folder, and no
     // second connection (the checkpointer's) can see them.
     const onDisk = config.file !== ":memory:" && config.file !== "";
-    if (onDisk) fs.mkdirSync(path.dirname(config.file), { recursive: true });
+    if (onDisk) {
+      fs.mkdirSync(path.dirname(config.file), { recursive: true, mode: 0o700 });
+      // The file holds hashed keys and sealed secrets: create it readable by its owner only. SQLite
+      // gives its -wal and -shm files the database file's permissions. ("a": never truncates.)
+      fs.closeSync(fs.openSync(config.file, "a", 0o600));
+    }
     const database = new BetterSqlite3(config.file);
     database.pragma("journal_mode = WAL");
     database.pragma("synchronous = NORMAL");

@@ -17,6 +17,7 @@ import { matches } from "./009_matches";
 import { hotPathIndexes } from "./010_hot_path_indexes";
 import { dropDeliveryLeases } from "./011_drop_delivery_leases";
 import { writePathIndexes } from "./012_write_path_indexes";
+import { operatorsAndSessions } from "./013_operators_and_sessions";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -32,5 +33,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "010_hot_path_indexes": hotPathIndexes(dialect),
     "011_drop_delivery_leases": dropDeliveryLeases(dialect),
     "012_write_path_indexes": writePathIndexes(dialect),
+    "013_operators_and_sessions": operatorsAndSessions(dialect),
   };
 }
