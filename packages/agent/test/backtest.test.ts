@@ -76,17 +76,24 @@ function run(
 }
 
 describe("fees", () => {
-  it("Kalshi: ceil(0.07 × C × P × (1 − P)) to the cent, exactly", () => {
+  it("Kalshi: the series' fee type and multiplier, the trade fee to $0.0001 and the balance to the cent", () => {
     expect(kalshiFee(0.5, 100)).toBe(1.75); // exactly 175 cents: no float ceil to 1.76
-    expect(kalshiFee(0.45, 10)).toBe(0.18); // 0.17325 → 0.18
-    expect(kalshiFee(0.51, 10)).toBe(0.18); // 0.17493 → 0.18
-    expect(kalshiFee(0.01, 1)).toBe(0.01); // 0.000693 → one cent
-    expect(kalshiFee(0.5, 100, 0.035)).toBe(0.88); // 0.875 → 0.88
+    expect(kalshiFee(0.45, 10)).toBe(0.18); // 0.17325 → 0.1733, the balance change to the cent
+    expect(kalshiFee(0.51, 10)).toBe(0.18); // 0.17493 → 0.1750 → 0.18
+    expect(kalshiFee(0.01, 1)).toBe(0.01); // 0.000693 → 0.0007 → one cent
+    expect(kalshiFee(0.5, 100, { feeMultiplier: 0.5 })).toBe(0.88); // 0.875 → 0.88
+    expect(kalshiFee(0.5, 100, { liquidity: "maker" })).toBe(0); // quadratic: makers free
+    expect(kalshiFee(0.5, 100, { feeType: "quadratic_with_maker_fees", liquidity: "maker" })).toBe(0.44);
+    expect(() => kalshiFee(0.5, 100, 0.035 as never)).toThrow(TypeError);
   });
-  it("Polymarket: rate × min(P, 1 − P) × C", () => {
-    expect(polymarketFee(0.4, 100, 200)).toBe(0.8);
-    expect(polymarketFee(0.7, 100, 200)).toBe(0.6);
-    expect(polymarketFee(0.7, 100, 0)).toBe(0);
+  it("Polymarket: shares × rate × (P × (1 − P))^exponent, makers free", () => {
+    expect(polymarketFee(0.5, 100, { rate: 0.05, exponent: 1 })).toBe(1.25);
+    expect(polymarketFee(0.7, 100, { rate: 0.05, exponent: 1 })).toBe(1.05);
+    expect(polymarketFee(0.5, 100, { rate: 0.25, exponent: 2 })).toBe(1.5625);
+    expect(polymarketFee(0.5, 100, { rate: 0.05, exponent: 1 }, "maker")).toBe(0);
+    expect(polymarketFee(0.7, 100, { rate: 0, exponent: 1 })).toBe(0);
+    // a bps figure is takerBaseFee, a cap, not a rate: refused rather than misread
+    expect(() => polymarketFee(0.4, 100, 200 as never)).toThrow(TypeError);
   });
 });
 
@@ -236,7 +243,7 @@ describe("fill rules", () => {
     expect(r.rejected).toMatchObject([{ order_id: "bt_2", reason: "price_bound" }]);
   });
 
-  it("fees per venue: Kalshi, Polymarket at its per-market rate, or a custom function", async () => {
+  it("fees per venue: Kalshi, Polymarket at the market's own schedule, or a custom function", async () => {
     const two = [candle(K, 0, [0.5, 0.5, 0.5, 0.5]), candle(P, 0, [0.3, 0.3, 0.3, 0.3])];
     two.push(candle(K, 1, [0.5, 0.5, 0.5, 0.5]), candle(P, 1, [0.3, 0.3, 0.3, 0.3]));
     const orders: Record<number, Step> = {
@@ -245,15 +252,35 @@ describe("fill rules", () => {
         ctx.order({ market_id: P, side: "buy", outcome: "no", type: "market", amount: 100 });
       },
     };
-    const venues = await run(two, orders, { fees: { polymarket: { rateBps: { [P]: 200 } } } });
+    // P's schedule as GET /v1/markets/{id} publishes it
+    const pFees = {
+      model: "polymarket" as const,
+      rate: 0.05,
+      exponent: 1,
+      taker_only: true,
+      maker_rate: 0,
+      fee_type: null,
+      multiplier: null,
+      cap_bps: 1000,
+    };
+    const venues = await run(two, orders, { fees: { markets: { [P]: pFees } } });
     expect(venues.trades.map((t) => [t.market_id, t.outcome, t.price, t.fee])).toEqual([
       [K, "yes", 0.5, 1.75],
-      [P, "no", 0.7, 0.6], // 2 % × min(0.7, 0.3) × 100
+      [P, "no", 0.7, 1.05], // 0.05 × 0.7 × 0.3 × 100
     ]);
-    expect(venues.finalCash).toBeCloseTo(1000 - 50 - 1.75 - 70 - 0.6, 10);
+    expect(venues.finalCash).toBeCloseTo(1000 - 50 - 1.75 - 70 - 1.05, 10);
 
+    // Without a schedule: what the server charges a market it knows no schedule for (0.07, exponent 1).
     const polyDefault = await run(two, orders, {});
-    expect(polyDefault.trades.map((t) => t.fee)).toEqual([1.75, 0]);
+    expect(polyDefault.trades.map((t) => t.fee)).toEqual([1.75, 1.47]);
+    const venueSettings = await run(two, orders, {
+      fees: { kalshi: { feeMultiplier: 0.5 }, polymarket: { rate: 0 } },
+    });
+    expect(venueSettings.trades.map((t) => t.fee)).toEqual([0.88, 0]);
+    // Options of earlier versions whose meaning changed are refused, not misread.
+    await expect(run(two, orders, { fees: { kalshi: { multiplier: 0.07 } as never } })).rejects.toThrow(
+      /feeMultiplier/,
+    );
 
     const custom = await run(two, orders, { fees: (f) => (f.venue === "polymarket" ? 0.01 * f.amount : 0) });
     expect(custom.trades.map((t) => t.fee)).toEqual([0, 1]);
@@ -575,7 +602,7 @@ function randomRun(source: BacktestOptions["source"], extra: Partial<BacktestOpt
     from: at(0),
     to: at(400),
     initialCash: 500,
-    fees: { polymarket: { defaultBps: 100 } },
+    fees: { polymarket: { rate: 0.05, exponent: 1 } },
     slippage: 0.01,
     resolutions: RESOLUTIONS,
     source,

@@ -55,6 +55,10 @@ describe("the published package", () => {
         "dist/cli.js",
         "bin/crossbook-agent.mjs",
         "README.md",
+        // The fee rules the server uses too, compiled and bundled (bundleDependencies).
+        "node_modules/@crossbook/fees/package.json",
+        "node_modules/@crossbook/fees/dist/index.js",
+        "node_modules/@crossbook/fees/dist/index.d.ts",
       ]),
     );
     expect(
@@ -66,14 +70,16 @@ describe("the published package", () => {
 
   it("imports with plain Node", async () => {
     const script =
-      'import { Crossbook, Executor, createRiskChain, verifyWebhook, backtest } from "@crossbook/agent";' +
+      'import { Crossbook, Executor, createRiskChain, verifyWebhook, backtest, polymarketFee } from "@crossbook/agent";' +
       'const client = new Crossbook({ apiKey: "cb_test_example", baseUrl: "http://127.0.0.1:1" });' +
-      "console.log([Crossbook, Executor, createRiskChain, verifyWebhook, backtest].map((x) => typeof x).join(), typeof client.prices.get);";
+      "console.log([Crossbook, Executor, createRiskChain, verifyWebhook, backtest].map((x) => typeof x).join(), typeof client.prices.get," +
+      " polymarketFee(0.5, 100, { rate: 0.05, exponent: 1 }));";
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
       cwd: consumer,
       env: { ...process.env, NODE_OPTIONS: "" },
     });
-    expect(stdout.trim()).toBe("function,function,function,function,function function");
+    // The bundled fee rules run under plain Node: $1.25 for 100 shares at 0.50, rate 0.05.
+    expect(stdout.trim()).toBe("function,function,function,function,function function 1.25");
   });
 
   it("runs its CLI from the build", async () => {

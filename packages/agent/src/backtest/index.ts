@@ -45,6 +45,7 @@ export type {
   HistoryPage,
   Interval,
   MarketCandle,
+  MarketFees,
   Metrics,
   OpenOrder,
   OrderInput,

@@ -1,4 +1,5 @@
 /** Public types of the backtester: candles, sources, strategies, orders and results. */
+import type { FeesView, KalshiFeeType } from "@crossbook/fees";
 import type { paths } from "../generated/api.js";
 import type { CandleTape } from "./tape.js";
 
@@ -339,17 +340,39 @@ export interface FeeInput {
 export type FeeFunction = (fill: FeeInput) => number;
 
 /**
- * Venue fee rules, applied by the market id's prefix (`kalshi:`, `polymarket:`).
+ * A market's fee schedule as `GET /v1/markets/{id}` publishes it (`market.fees`): a taker fill of C
+ * contracts at price P pays C × rate × (P × (1 − P))^exponent, makers `maker_rate` instead, rounded
+ * by the venue's rules (`model`).
  *
  * @example
- * fees: { kalshi: { multiplier: 0.07 }, polymarket: { rateBps: { "polymarket:0xabc": 200 } }, makersPay: false }
+ * const fees: MarketFees = { model: "polymarket", rate: 0.05, exponent: 1, taker_only: true, maker_rate: 0, fee_type: null, multiplier: null, cap_bps: 1000 };
+ */
+export type MarketFees = FeesView;
+
+/**
+ * Venue fee rules: the same schedules and rounding the crossbook sandbox charges (@crossbook/fees).
+ * A market in `markets` is charged its own schedule; others by their venue's settings here, else
+ * what the server charges a market whose schedule it does not know (Kalshi quadratic × 1,
+ * Polymarket rate 0.07 exponent 1).
+ *
+ * @example
+ * const markets = await client.markets.list({ venue: "polymarket" });
+ * fees: { markets: Object.fromEntries(markets.data.map((m) => [m.id, m.fees])), kalshi: { feeMultiplier: 1 } }
  */
 export interface FeeConfig {
-  /** Kalshi: ceil(multiplier × C × P × (1 − P)) to the cent; multiplier default 0.07. `false`: no fee. */
-  kalshi?: { multiplier?: number } | false;
-  /** Polymarket: rate × min(P, 1 − P) × C, rate in bps per market id (`rateBps`) else `defaultBps` (0). */
-  polymarket?: { defaultBps?: number; rateBps?: Readonly<Record<string, number>> };
-  /** Whether maker fills (limit orders that rested) pay the fee too. Default false, as in the sandbox. */
+  /** Per market id: its schedule as the API publishes it (`market.fees`); null: the venue's settings. */
+  markets?: Readonly<Record<string, MarketFees | null>>;
+  /**
+   * Kalshi markets not in `markets`: the series' fee type (`quadratic`, `quadratic_with_maker_fees`,
+   * `quadratic_with_combo_maker_fees`, `flat`) and multiplier (1 = the general 0.07). `false`: no fee.
+   */
+  kalshi?: { feeType?: KalshiFeeType; feeMultiplier?: number } | false;
+  /**
+   * Polymarket markets not in `markets`: the `feeSchedule` rate and exponent (`rate: 0` for a
+   * fee-free market), makers free unless `takerOnly: false`, capped at `capBps`. `false`: no fee.
+   */
+  polymarket?: { rate?: number; exponent?: number; takerOnly?: boolean; capBps?: number | null } | false;
+  /** Makers (limit orders that rested) pay the taker fee too (a stress test). Default: as the schedule says. */
   makersPay?: boolean;
 }
 
