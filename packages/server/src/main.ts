@@ -1,5 +1,5 @@
 /**
- * The `crossbook` command line: serve, migrate, accounts, keys, openapi. It works against the same
+ * The `crossbook` command line: serve, migrate, accounts, keys, openapi, venues check. It works against the same
  * DATABASE_URL as the server, while the server runs (SQLite in WAL mode allows it; PostgreSQL too).
  * Results go to stdout (`--json` for one machine-readable object); diagnostics go to stderr.
  */
@@ -187,6 +187,36 @@ accounts
       });
     },
   );
+
+const venues = program.command("venues").description("check the venues crossbook reads");
+
+venues
+  .command("check")
+  .description(
+    "ask each enabled venue's public endpoints (markets, events, one event, book, history, WebSocket) and " +
+      "report per endpoint whether every field the adapters read is there with its type, and which fields " +
+      "are new or not seen; exit 0 all there, 1 drift, 2 a venue unreachable. Run it first when a venue changes",
+  )
+  .addOption(
+    new Option("--venue <venue>", "check only this venue (even if CROSSBOOK_VENUES leaves it out)").choices([
+      "polymarket",
+      "kalshi",
+    ]),
+  )
+  .option("--timeout-ms <ms>", "timeout of every call and of each WebSocket wait", positiveInt, 10_000)
+  .option("--json", "print one JSON object")
+  .action(async (options: { venue?: "polymarket" | "kalshi"; timeoutMs: number; json?: boolean }) => {
+    const { formatDriftReport, runDriftCheck } = await import("./venues/drift");
+    const report = await runDriftCheck({
+      config: loadConfig(),
+      ...(options.venue ? { venues: [options.venue] } : {}),
+      timeoutMs: options.timeoutMs,
+      progress: (line) => stderr(`crossbook: ${line}`),
+    });
+    const text = options.json ? JSON.stringify(report) : formatDriftReport(report);
+    // Exit as soon as the report is written: idle keep-alive sockets must not hold the command open.
+    process.stdout.write(`${text}\n`, () => process.exit(report.exit_code));
+  });
 
 const keys = program.command("keys").description("manage API keys");
 

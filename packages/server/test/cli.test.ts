@@ -60,6 +60,8 @@ describe("crossbook CLI", { timeout: 120_000 }, () => {
       ["keys", "create"],
       ["keys", "list"],
       ["keys", "revoke"],
+      ["venues"],
+      ["venues", "check"],
     ];
     // A few at a time: each is a Node process compiling the CLI, and CI has two cores.
     const results: Awaited<ReturnType<typeof cli>>[] = [];
