@@ -1,4 +1,4 @@
-import { createPublicKey } from "node:crypto";
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type KalshiFake, startKalshiFake } from "../src/kalshi/index";
 import { call, makeKey, signHeaders, type TestKey, type Wire, WsClient } from "./kalshi-helpers";
@@ -65,25 +65,32 @@ describe("fake Kalshi RSA-PSS auth", () => {
     expect401(await call(fake.apiUrl, "GET", `/markets/${T}/orderbook`, { key: stranger }));
   });
 
-  it("verifies the WebSocket upgrade over GET /trade-api/ws/v2", async () => {
+  it("requires a signed upgrade over GET /trade-api/ws/v2 by default, as the venue does", async () => {
     const ok = await WsClient.open(fake.wsUrl, key);
     ok.close();
     await expect(WsClient.open(fake.wsUrl, stranger)).rejects.toThrow(/401/);
-    const anon = await WsClient.open(fake.wsUrl);
-    anon.send({ id: 1, cmd: "subscribe", params: { channels: ["fill"] } });
-    const err = await anon.next((m) => m.type === "error");
-    expect(err).toEqual({ id: 1, type: "error", msg: { code: 9, msg: "Authentication required" } });
-    anon.close();
+    await expect(WsClient.open(fake.wsUrl)).rejects.toThrow(/401/);
+    // Its own feed key works like any registered key.
+    const feedKey = await fake.feedKey();
+    expect(await fake.feedKey()).toBe(feedKey);
+    const asKey = {
+      keyId: feedKey.keyId,
+      privateKey: createPrivateKey(feedKey.privateKeyPem),
+      publicKeyPem: "",
+    };
+    (await WsClient.open(fake.wsUrl, asKey)).close();
   });
 
-  it("can require auth on every WebSocket upgrade", async () => {
-    const strict = await startKalshiFake({ wsRequireAuth: true });
+  it("with wsRequireAuth: false (older docs) public channels are open and `fill` needs auth", async () => {
+    const lax = await startKalshiFake({ wsRequireAuth: false });
     try {
-      strict.script.addApiKey({ keyId: key.keyId, publicKeyPem: key.publicKeyPem });
-      await expect(WsClient.open(strict.wsUrl)).rejects.toThrow(/401/);
-      (await WsClient.open(strict.wsUrl, key)).close();
+      const anon = await WsClient.open(lax.wsUrl);
+      anon.send({ id: 1, cmd: "subscribe", params: { channels: ["fill"] } });
+      const err = await anon.next((m) => m.type === "error");
+      expect(err).toEqual({ id: 1, type: "error", msg: { code: 9, msg: "Authentication required" } });
+      anon.close();
     } finally {
-      await strict.close();
+      await lax.close();
     }
   });
 });

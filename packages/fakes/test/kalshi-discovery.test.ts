@@ -38,6 +38,9 @@ describe("fake Kalshi discovery (default world)", () => {
       expect(m.volume_fp).toMatch(/^\d+\.\d{2}$/);
       expect(m.liquidity_dollars).toBe("0.0000");
       expect(m.price_ranges[0]).toHaveProperty("step");
+      // Removed from the API on 2026-07-09 (VENUES-AUDIT #14).
+      expect(m).not.toHaveProperty("fractional_trading_enabled");
+      expect(m).not.toHaveProperty("response_price_units");
     }
     const fed = res.body.markets.find((m: Wire) => m.ticker === "KXFEDDECISION-26DEC-C25");
     expect(fed.status).toBe("active");
@@ -112,6 +115,27 @@ describe("fake Kalshi discovery (default world)", () => {
     expect(series.body.series.ticker).toBe("KXFEDDECISION");
     const all = await call(fake.apiUrl, "GET", "/series");
     expect(all.body.series.length).toBeGreaterThan(5);
+  });
+
+  it("serves each series' fee_type and fee_multiplier, and an event's fee override (SDK 3.30)", async () => {
+    const all = (await call(fake.apiUrl, "GET", "/series")).body.series as Wire[];
+    const fees = new Map(all.map((s) => [s.ticker, [s.fee_type, s.fee_multiplier]]));
+    expect(fees.get("KXFEDDECISION")).toEqual(["quadratic_with_maker_fees", 1]);
+    expect(fees.get("KXBTCY")).toEqual(["quadratic", 1]);
+    expect(fees.get("KXTIMEPOY")).toEqual(["flat", 1]);
+    // Most series are the general schedule.
+    const general = [...fees.values()].filter(([t, m]) => t === "quadratic" && m === 1).length;
+    expect(general).toBeGreaterThan(all.length / 2);
+    for (const s of all) expect(typeof s.last_updated_ts).toBe("string");
+    // Only the series updated since `min_updated_ts` (unix seconds).
+    const later = Math.floor(Date.parse(all[0]!.last_updated_ts) / 1000) + 1;
+    expect((await call(fake.apiUrl, "GET", `/series?min_updated_ts=${later}`)).body.series).toEqual([]);
+    // The override is present only on the event that has one.
+    const game = (await call(fake.apiUrl, "GET", "/events/KXNFLGAME-26DEC27KCDEN")).body.event;
+    expect(game).toMatchObject({ fee_type_override: "quadratic", fee_multiplier_override: 0.5 });
+    const fed = (await call(fake.apiUrl, "GET", "/events/KXFEDDECISION-26DEC")).body.event;
+    expect(fed).not.toHaveProperty("fee_type_override");
+    expect(fed).not.toHaveProperty("fee_multiplier_override");
   });
 });
 

@@ -14,7 +14,7 @@ describe("fake Kalshi scripted failures", () => {
   afterEach(() => fake.close());
 
   it("goDown answers 503 everywhere (REST and WS upgrade) until brought back", async () => {
-    const live = await WsClient.open(fake.wsUrl);
+    const live = await WsClient.open(fake.wsUrl, key);
     const dropped = new Promise<void>((resolve) => live.ws.once("close", () => resolve()));
     fake.script.goDown(true);
     await dropped;
@@ -22,7 +22,7 @@ describe("fake Kalshi scripted failures", () => {
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe("service_unavailable");
     expect((await call(fake.apiUrl, "GET", "/portfolio/balance", { key })).status).toBe(503);
-    await expect(WsClient.open(fake.wsUrl)).rejects.toThrow(/503/);
+    await expect(WsClient.open(fake.wsUrl, key)).rejects.toThrow(/503/);
     fake.script.goDown(false);
     expect((await call(fake.apiUrl, "GET", "/markets")).status).toBe(200);
   });
@@ -44,7 +44,7 @@ describe("fake Kalshi scripted failures", () => {
     expect(res.body.x_fake_unknown).toBeDefined();
     expect(res.body.market.x_fake_unknown).toBeDefined();
     expect(res.body.market.yes_bid_dollars).toMatch(/^0\.\d{4}$/);
-    const ws = await WsClient.open(fake.wsUrl);
+    const ws = await WsClient.open(fake.wsUrl, key);
     ws.send({ id: 1, cmd: "subscribe", params: { channels: ["orderbook_delta"], market_tickers: [T] } });
     const snap = await ws.next((m) => m.type === "orderbook_snapshot");
     expect(snap.msg.x_fake_extra_field).toBe(1);
@@ -83,7 +83,8 @@ describe("fake Kalshi scripted failures", () => {
   it("pings open sockets with a heartbeat", async () => {
     const quick = await startKalshiFake({ wsPingIntervalMs: 30 });
     try {
-      const ws = await WsClient.open(quick.wsUrl);
+      quick.script.addApiKey({ keyId: key.keyId, publicKeyPem: key.publicKeyPem });
+      const ws = await WsClient.open(quick.wsUrl, key);
       const body = await new Promise<string>((resolve) =>
         ws.ws.once("ping", (data) => resolve(data.toString())),
       );
@@ -103,12 +104,12 @@ describe("fake Kalshi scripted failures", () => {
   });
 
   it("dropWebSockets closes every connection; clients can reconnect", async () => {
-    const ws = await WsClient.open(fake.wsUrl);
+    const ws = await WsClient.open(fake.wsUrl, key);
     const closed = new Promise<void>((resolve) => ws.ws.once("close", () => resolve()));
     fake.script.dropWebSockets();
     await closed;
     expect(ws.closed).toBe(true);
-    const again = await WsClient.open(fake.wsUrl);
+    const again = await WsClient.open(fake.wsUrl, key);
     again.send({ id: 1, cmd: "subscribe", params: { channels: ["ticker"] } });
     expect((await again.next((m) => m.type === "subscribed")).msg.sid).toBe(1);
     again.close();
@@ -175,7 +176,8 @@ describe("fake Kalshi simulation", () => {
   it("autoplay ticks on an interval and streams to subscribers", async () => {
     const f = await startKalshiFake({ seed: 1, autoplay: { intervalMs: 20 } });
     try {
-      const ws = await WsClient.open(f.wsUrl);
+      f.script.addApiKey({ keyId: key.keyId, publicKeyPem: key.publicKeyPem });
+      const ws = await WsClient.open(f.wsUrl, key);
       ws.send({ id: 1, cmd: "subscribe", params: { channels: ["trade"] } });
       const trade = await ws.next((m) => m.type === "trade", 5000);
       expect(trade.msg.count_fp).toMatch(/^\d+\.00$/);

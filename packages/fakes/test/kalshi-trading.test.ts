@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type KalshiFake, startKalshiFake } from "../src/kalshi/index";
-import { takerFeeCents } from "../src/kalshi/units";
+import { netFeeMicro, tradeFeeMicro } from "../src/kalshi/units";
 import { call, makeKey, signHeaders, type TestKey, type Wire } from "./kalshi-helpers";
 
 const T = "KXFEDDECISION-26DEC-C25";
@@ -28,13 +28,37 @@ function v2(ticker: string, side: "bid" | "ask", price: string, count: string, e
   };
 }
 
-describe("Kalshi taker fee", () => {
-  it("is ceil(0.07 × C × P × (1 − P)) to the cent", () => {
-    expect(takerFeeCents(100 * 100, 5000)).toBe(175);
-    expect(takerFeeCents(1 * 100, 5000)).toBe(2);
-    expect(takerFeeCents(10 * 100, 9900)).toBe(1);
-    expect(takerFeeCents(10 * 100, 4400)).toBe(18);
-    expect(takerFeeCents(1_000_000 * 100, 3300)).toBe(1_547_700);
+describe("Kalshi fees (docs.kalshi.com fee_rounding, SDK 3.30 Series.fee_type)", () => {
+  const quadratic = { feeType: "quadratic", feeMultiplier: 1 };
+  it("trade fee: 0.07 × m × C × P × (1 − P) for takers, rounded up to $0.0001", () => {
+    expect(tradeFeeMicro(quadratic, true, 100 * 100, 5000)).toBe(1_750_000);
+    expect(tradeFeeMicro(quadratic, true, 1 * 100, 5000)).toBe(17_500);
+    expect(tradeFeeMicro(quadratic, true, 10 * 100, 4400)).toBe(172_500); // 0.17248 -> 0.1725
+    expect(tradeFeeMicro(quadratic, true, 1_000_000 * 100, 3300)).toBe(15_477_000_000);
+    expect(tradeFeeMicro({ feeType: "quadratic", feeMultiplier: 0.5 }, true, 100 * 100, 5000)).toBe(875_000);
+  });
+  it("makers: nothing on quadratic, a quarter on quadratic_with_maker_fees, half on the combo type", () => {
+    expect(tradeFeeMicro(quadratic, false, 100 * 100, 5000)).toBe(0);
+    const maker = (feeType: string) => tradeFeeMicro({ feeType, feeMultiplier: 1 }, false, 100 * 100, 5000);
+    expect(maker("quadratic_with_maker_fees")).toBe(437_500);
+    expect(maker("quadratic_with_combo_maker_fees")).toBe(875_000);
+  });
+  it("flat: the same per contract at every price", () => {
+    const flat = { feeType: "flat", feeMultiplier: 1 };
+    expect(tradeFeeMicro(flat, true, 10 * 100, 5000)).toBe(175_000);
+    expect(tradeFeeMicro(flat, true, 10 * 100, 500)).toBe(175_000);
+    expect(tradeFeeMicro(flat, false, 10 * 100, 500)).toBe(0);
+  });
+  it("net fee: the balance change floored to the cent, the order's overpaid rounding rebated in whole cents", () => {
+    // four 1-lots at 0.50: 0.0175 each -> 0.02, 0.02, 0.02, then a cent back: 0.07 = one 4-lot
+    let carry = 0;
+    const fees: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = netFeeMicro(500_000, 17_500, carry);
+      fees.push(r.fee);
+      carry = r.carry;
+    }
+    expect(fees).toEqual([20_000, 20_000, 20_000, 10_000]);
   });
 });
 
@@ -72,13 +96,15 @@ describe("fake Kalshi trading", () => {
       fill_count: "15.00",
       remaining_count: "0.00",
       average_fill_price: "0.4433",
-      average_fee_paid: "0.0180",
+      average_fee_paid: "0.0173",
       ts_ms: expect.any(Number),
     });
-    // 10 @ 0.44 (fee 0.18) + 5 @ 0.45 (fee 0.09): 6.65 + 0.27 out of 1000.00.
+    // 10 @ 0.44: trade fee 0.17248 -> 0.1725, the balance change to the cent: 0.18. 5 @ 0.45: 0.0867,
+    // 0.09 to the cent, less the cent of rounding the order has now overpaid: 0.08. 6.65 + 0.26 out of
+    // 1000.00, what one 15-lot would cost (6.65 + 0.2592 -> 6.91).
     const bal = await get(keyA, "/portfolio/balance");
-    expect(bal.body.balance).toBe(99_308);
-    expect(bal.body.balance_dollars).toBe("993.0800");
+    expect(bal.body.balance).toBe(99_309);
+    expect(bal.body.balance_dollars).toBe("993.0900");
     const book = await call(api, "GET", `/markets/${T}/orderbook`);
     expect(book.body.orderbook_fp.no_dollars).toEqual([["0.5500", "15.00"]]);
     const pos = await get(keyA, "/portfolio/positions");
@@ -89,7 +115,7 @@ describe("fake Kalshi trading", () => {
         total_traded_dollars: "6.6500",
         market_exposure_dollars: "6.6500",
         realized_pnl_dollars: "0.0000",
-        fees_paid_dollars: "0.2700",
+        fees_paid_dollars: "0.2600",
         last_updated_ts: expect.any(String),
         exchange_index: 0,
       },
@@ -117,7 +143,7 @@ describe("fake Kalshi trading", () => {
       fill_count_fp: "15.00",
       remaining_count_fp: "0.00",
       initial_count_fp: "15.00",
-      taker_fees_dollars: "0.2700",
+      taker_fees_dollars: "0.2600",
       taker_fill_cost_dollars: "6.6500",
       type: "limit",
     });
@@ -129,20 +155,30 @@ describe("fake Kalshi trading", () => {
     ]);
   });
 
-  it("legacy: buy NO at no_price crosses the YES bid at 1 − p", async () => {
-    const res = await post(keyB, "/portfolio/orders", {
-      ticker: T,
-      side: "no",
-      action: "buy",
-      count: 10,
-      no_price: 60,
-      client_order_id: "legacy-1",
-    });
+  it("the legacy order endpoints answer 410 deprecated_v1_order_endpoint, whatever the body", async () => {
+    const legacy = { ticker: T, side: "no", action: "buy", count: 10, no_price: 60, client_order_id: "l-1" };
+    const create = await post(keyB, "/portfolio/orders", legacy);
+    expect(create.status).toBe(410);
+    expect(create.body.error).toMatchObject({ code: "deprecated_v1_order_endpoint", service: "exchange" });
+    const placed = await post(keyA, "/portfolio/events/orders", v2(T, "bid", "0.3000", "1.00"));
+    const cancel = await call(api, "DELETE", `/portfolio/orders/${placed.body.order_id}`, { key: keyA });
+    expect(cancel.status).toBe(410);
+    expect(cancel.body.error.code).toBe("deprecated_v1_order_endpoint");
+    // Nothing happened: no order from the legacy create, and the V2 order still rests.
+    expect((await get(keyB, "/portfolio/orders")).body.orders).toHaveLength(0);
+    expect((await get(keyA, `/portfolio/orders/${placed.body.order_id}`)).body.order.status).toBe("resting");
+    // Unsigned, it is the usual 401.
+    expect((await call(api, "POST", "/portfolio/orders", { body: legacy })).status).toBe(401);
+  });
+
+  it("a V2 ask (buy NO ≡ sell YES at 1 − p) crosses the YES bid; direction is one bit, (no, ask)", async () => {
+    const res = await post(keyB, "/portfolio/events/orders", v2(T, "ask", "0.4000", "10.00"));
     expect(res.status).toBe(201);
-    expect(res.body.order).toMatchObject({
+    const order = await get(keyB, `/portfolio/orders/${res.body.order_id}`);
+    expect(order.body.order).not.toHaveProperty("side");
+    expect(order.body.order).not.toHaveProperty("action");
+    expect(order.body.order).toMatchObject({
       ticker: T,
-      side: "no",
-      action: "buy",
       outcome_side: "no",
       book_side: "ask",
       status: "executed",
@@ -157,7 +193,7 @@ describe("fake Kalshi trading", () => {
     expect(pos.body.market_positions[0].position_fp).toBe("-10.00");
   });
 
-  it("both shapes match each other: V2 resting ask filled by a legacy YES buy", async () => {
+  it("a resting V2 ask is filled by another member's V2 bid", async () => {
     const rest = await post(keyA, "/portfolio/events/orders", v2(T, "ask", "0.7000", "5.00"));
     expect(rest.body.remaining_count).toBe("5.00");
     // Resting ask at YES 0.70 is a NO bid at 0.30 on the wire.
@@ -166,25 +202,26 @@ describe("fake Kalshi trading", () => {
     // A's 5 × 0.30 is reserved while the order rests.
     expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(100_000 - 150);
     fake.script.setBook(T, { yes: [[0.4, 100]], no: [] });
-    const take = await post(keyB, "/portfolio/orders", {
-      ticker: T,
-      side: "yes",
-      action: "buy",
-      count_fp: "5.00",
-      yes_price_dollars: "0.7000",
-    });
-    expect(take.body.order).toMatchObject({ status: "executed", taker_fees_dollars: "0.0800" });
+    const take = await post(keyB, "/portfolio/events/orders", v2(T, "bid", "0.7000", "5.00"));
+    const taken = await get(keyB, `/portfolio/orders/${take.body.order_id}`);
+    expect(taken.body.order).toMatchObject({ status: "executed", taker_fees_dollars: "0.0800" });
     const a = await get(keyA, `/portfolio/orders/${rest.body.order_id}`);
+    // KXFEDDECISION charges makers (quadratic_with_maker_fees): 0.0175 × 5 × 0.7 × 0.3 = 0.018375,
+    // 0.0184 to the centicent, 0.02 with the balance to the cent.
     expect(a.body.order).toMatchObject({
       status: "executed",
       book_side: "ask",
       maker_fill_cost_dollars: "1.5000",
-      maker_fees_dollars: "0.0000",
+      maker_fees_dollars: "0.0200",
     });
-    expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(100_000 - 150);
+    expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(100_000 - 150 - 2);
     expect((await get(keyB, "/portfolio/balance")).body.balance).toBe(100_000 - 350 - 8);
     const fillsA = await get(keyA, "/portfolio/fills");
-    expect(fillsA.body.fills[0]).toMatchObject({ is_taker: false, fee_cost: "0.0000", count_fp: "5.00" });
+    expect(fillsA.body.fills[0]).toMatchObject({ is_taker: false, fee_cost: "0.0200", count_fp: "5.00" });
+    // Only the two combinations the venue sends: (no, ask) for A's ask, (yes, bid) for B's bid.
+    expect(fillsA.body.fills[0]).toMatchObject({ outcome_side: "no", book_side: "ask" });
+    const fillsB = await get(keyB, "/portfolio/fills");
+    expect(fillsB.body.fills[0]).toMatchObject({ outcome_side: "yes", book_side: "bid" });
   });
 
   it("nets YES against NO and settles on resolution", async () => {
@@ -218,12 +255,13 @@ describe("fake Kalshi trading", () => {
     expect(rest.status).toBe(201);
     expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(0);
     await post(keyB, "/portfolio/events/orders", v2(T, "bid", "0.5000", "10.00"));
-    expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(500);
+    // 10 × (1 − 0.50) paid, $10 back, and the maker fee this series charges (0.04375 -> 0.05).
+    expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(500 - 5);
     const pos = await get(keyA, "/portfolio/positions?count_filter=position");
     expect(pos.body.market_positions).toEqual([]);
   });
 
-  it("cancels in both shapes and releases the reservation", async () => {
+  it("cancels and releases the reservation; an order no longer resting answers 404", async () => {
     const a = await post(
       keyA,
       "/portfolio/events/orders",
@@ -238,20 +276,18 @@ describe("fake Kalshi trading", () => {
       ts_ms: expect.any(Number),
     });
     expect((await get(keyA, "/portfolio/balance")).body.balance).toBe(100_000);
-    const b = await post(keyA, "/portfolio/orders", {
-      ticker: T,
-      side: "yes",
-      action: "buy",
-      count: 3,
-      yes_price: 30,
-    });
-    const d = await call(api, "DELETE", `/portfolio/orders/${b.body.order.order_id}`, { key: keyA });
-    expect(d.body.reduced_by_fp).toBe("3.00");
-    expect(d.body.order.status).toBe("canceled");
-    const again = await call(api, "DELETE", `/portfolio/orders/${b.body.order.order_id}`, { key: keyA });
-    expect(again.status).toBe(400);
-    const other = await call(api, "DELETE", `/portfolio/orders/${b.body.order.order_id}`, { key: keyB });
+    // Cancelled already, or filled: 404, as the V2 cancel documents.
+    const again = await call(api, "DELETE", `/portfolio/events/orders/${a.body.order_id}`, { key: keyA });
+    expect([again.status, again.body.error.code]).toEqual([404, "not_found"]);
+    const filled = await post(keyA, "/portfolio/events/orders", v2(T, "bid", "0.4400", "1.00"));
+    expect(filled.body.remaining_count).toBe("0.00");
+    const late = await call(api, "DELETE", `/portfolio/events/orders/${filled.body.order_id}`, { key: keyA });
+    expect(late.status).toBe(404);
+    const b = await post(keyA, "/portfolio/events/orders", v2(T, "bid", "0.3000", "3.00"));
+    const other = await call(api, "DELETE", `/portfolio/events/orders/${b.body.order_id}`, { key: keyB });
     expect(other.status).toBe(404);
+    const d = await call(api, "DELETE", `/portfolio/events/orders/${b.body.order_id}`, { key: keyA });
+    expect(d.body.reduced_by).toBe("3.00");
     const book = await call(api, "GET", `/markets/${T}/orderbook`);
     expect(book.body.orderbook_fp.yes_dollars).toEqual([["0.4000", "100.00"]]);
   });
@@ -321,15 +357,11 @@ describe("fake Kalshi trading", () => {
       expect([res.status, res.body.error?.code]).toEqual([status, code]);
       expect(res.body.error.service).toBe("exchange");
     }
-    const legacyTwoPrices = await post(keyA, "/portfolio/orders", {
-      ticker: T,
-      side: "yes",
-      action: "buy",
-      count: 1,
-      yes_price: 40,
-      no_price: 60,
-    });
-    expect(legacyTwoPrices.status).toBe(400);
+    const fractional = await post(keyA, "/portfolio/events/orders", v2(T, "bid", "0.3000", "1.50"));
+    expect([fractional.status, fractional.body.error.code]).toEqual([400, "invalid_parameters"]);
+    fake.script.setFractional(T, true);
+    const half = await post(keyA, "/portfolio/events/orders", v2(T, "bid", "0.3000", "1.50"));
+    expect(half.body.remaining_count).toBe("1.50");
     const garbage = await fetch(`${api}/portfolio/events/orders`, {
       method: "POST",
       headers: {

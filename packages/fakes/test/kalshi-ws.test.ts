@@ -1,16 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type KalshiFake, startKalshiFake } from "../src/kalshi/index";
-import { call, makeKey, WsClient } from "./kalshi-helpers";
+import { call, makeKey, type TestKey, WsClient } from "./kalshi-helpers";
 
 const T = "KXFEDDECISION-26DEC-C25";
 const U = "KXGOVSHUT-26DEC31";
 const key = makeKey("cccccccc-0000-4000-8000-000000000003");
+/** Another member: the venue requires a signed upgrade from everyone (the fake too, by default). */
+const watcher = makeKey("cccccccc-0000-4000-8000-000000000033");
 
 describe("fake Kalshi WebSocket", () => {
   let fake: KalshiFake;
   let clients: WsClient[];
-  const open = async (signed = false) => {
-    const c = await WsClient.open(fake.wsUrl, signed ? key : undefined);
+  const open = async (as: TestKey = watcher) => {
+    const c = await WsClient.open(fake.wsUrl, as);
     clients.push(c);
     return c;
   };
@@ -19,6 +21,7 @@ describe("fake Kalshi WebSocket", () => {
     clients = [];
     fake = await startKalshiFake({ seed: 9 });
     fake.script.addApiKey({ keyId: key.keyId, publicKeyPem: key.publicKeyPem });
+    fake.script.addApiKey({ keyId: watcher.keyId, publicKeyPem: watcher.publicKeyPem });
     fake.script.setBook(T, {
       yes: [
         [0.08, 300],
@@ -172,7 +175,7 @@ describe("fake Kalshi WebSocket", () => {
   });
 
   it("sends fills to the authenticated owner, with client_order_id on the deltas they caused", async () => {
-    const ws = await open(true);
+    const ws = await open(key);
     ws.send({ id: 1, cmd: "subscribe", params: { channels: ["fill"] } });
     ws.send({ id: 2, cmd: "subscribe", params: { channels: ["orderbook_delta"], market_tickers: [T] } });
     await ws.count((m) => m.type === "subscribed", 2);
@@ -207,6 +210,8 @@ describe("fake Kalshi WebSocket", () => {
       post_position_fp: "3.00",
     });
     expect(fill.msg).not.toHaveProperty("fill_id");
+    // Only outcome_side/book_side carry direction; the deprecated side/action/purchased_side are gone.
+    for (const field of ["side", "action", "purchased_side"]) expect(fill.msg).not.toHaveProperty(field);
     const mine = await ws.next((m) => m.type === "orderbook_delta");
     expect(mine.msg.client_order_id).toBe("mine-1");
     const theirs = await spy.next((m) => m.type === "orderbook_delta");

@@ -116,7 +116,10 @@ describe("fake Polymarket — CLOB market data", () => {
     expect((await get(`/tick-size?token_id=${snow.yesTokenId}`)).json).toEqual({ minimum_tick_size: 0.001 });
     expect((await get(`/neg-risk?token_id=${fed().yesTokenId}`)).json).toEqual({ neg_risk: true });
     expect((await get(`/neg-risk?token_id=${snow.yesTokenId}`)).json).toEqual({ neg_risk: false });
-    expect((await get(`/fee-rate?token_id=${snow.yesTokenId}`)).json).toEqual({ base_fee: 0 });
+    // The base fee: 1000 on a fee-enabled market (a cap, not the rate), 0 on a fee-free one.
+    expect((await get(`/fee-rate?token_id=${snow.yesTokenId}`)).json).toEqual({ base_fee: 1000 });
+    const free = fake.script.market("us-government-shutdown-by-december-31-2026");
+    expect((await get(`/fee-rate?token_id=${free.yesTokenId}`)).json).toEqual({ base_fee: 0 });
     expect((await get("/version")).json).toEqual({ version: 2 });
     const t = (await get("/time")).json;
     expect(typeof t).toBe("number");

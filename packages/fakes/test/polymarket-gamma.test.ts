@@ -138,6 +138,26 @@ describe("fake Polymarket — Gamma", () => {
     for (const k of eventKeys) expect(event, k).toHaveProperty(k);
   });
 
+  it("publishes fee schedules as 2026 markets carry them: feeSchedule the rate, base fees the cap", async () => {
+    const fed = (await get("/markets/slug/fed-decision-december-2026-no-change")).json;
+    expect(fed).toMatchObject({
+      feesEnabled: true,
+      feeSchedule: { exponent: 1, rate: 0.05, takerOnly: true },
+      makerBaseFee: 1000,
+      takerBaseFee: 1000,
+    });
+    const sol = (await get("/markets/slug/solana-below-150-at-5pm-et-on-december-31-2026")).json;
+    expect(sol).toMatchObject({ feesEnabled: true, feeSchedule: { exponent: 2, rate: 0.25 } });
+    const free = (await get("/markets/slug/us-government-shutdown-by-december-31-2026")).json;
+    expect(free).toMatchObject({ feesEnabled: false, makerBaseFee: 0, takerBaseFee: 0 });
+    // The CLOB says the same: fd {r, e, to} and the cap, and /fee-rate's base fee.
+    const tokens = JSON.parse(fed.clobTokenIds as string) as string[];
+    const info = (await (await fetch(`${fake.clobUrl}/clob-markets/${fed.conditionId}`)).json()) as Json;
+    expect(info).toMatchObject({ fd: { r: 0.05, e: 1, to: true }, mbf: 1000, tbf: 1000 });
+    const rate = (await (await fetch(`${fake.clobUrl}/fee-rate?token_id=${tokens[0]}`)).json()) as Json;
+    expect(rate).toEqual({ base_fee: 1000 });
+  });
+
   it("keeps the seed's outcome order: YES is not always first", async () => {
     const eth = (await get("/markets/slug/will-ethereum-reach-5000-in-2026")).json;
     expect(JSON.parse(eth.outcomes)).toEqual(["No", "Yes"]);

@@ -3,7 +3,7 @@
  * signer written from VENUES.md §1.5–1.6 with viem, independent of the fake's own verifier code.
  */
 import { createHmac } from "node:crypto";
-import type { PrivateKeyAccount } from "viem";
+import { concat, domainSeparator, hashStruct, numberToHex, type PrivateKeyAccount, stringToHex } from "viem";
 import WebSocket from "ws";
 
 /** Wire payloads in tests are explored field by field; the fake's own code is fully typed. */
@@ -124,9 +124,12 @@ export interface OrderSpec {
   version?: 2 | 3;
   chainId?: number;
   maker?: `0x${string}`;
-  signatureType?: 0 | 1 | 2;
+  /** 3: a deposit wallet's order (maker = signer = `maker`), signed by its owner with ERC-7739 wrapping. */
+  signatureType?: 0 | 1 | 2 | 3;
   salt?: number;
   expiration?: string;
+  /** Overrides the exchange address (another chain's contracts). */
+  verifyingContract?: `0x${string}`;
 }
 
 /** Amounts of a limit order: BUY pays size·price pUSD for size shares; SELL the reverse. */
@@ -142,12 +145,14 @@ let saltCounter = 1000;
 
 export async function signOrder(account: PrivateKeyAccount, spec: OrderSpec) {
   const version = spec.version ?? 2;
-  const verifyingContract = version === 3 ? EXCHANGES.v3 : spec.negRisk ? EXCHANGES.v2neg : EXCHANGES.v2;
+  const verifyingContract =
+    spec.verifyingContract ?? (version === 3 ? EXCHANGES.v3 : spec.negRisk ? EXCHANGES.v2neg : EXCHANGES.v2);
   saltCounter += 1;
+  const deposit = spec.signatureType === 3;
   const order = {
     salt: spec.salt ?? saltCounter,
     maker: spec.maker ?? account.address,
-    signer: account.address,
+    signer: deposit && spec.maker ? spec.maker : account.address,
     tokenId: spec.tokenId,
     makerAmount: spec.makerAmount.toString(),
     takerAmount: spec.takerAmount.toString(),
@@ -158,45 +163,83 @@ export async function signOrder(account: PrivateKeyAccount, spec: OrderSpec) {
     metadata: ZERO32,
     builder: ZERO32,
   };
-  const signature = await account.signTypedData({
-    domain: {
-      name: "Polymarket CTF Exchange",
-      version: String(version),
-      chainId: spec.chainId ?? 137,
-      verifyingContract,
-    },
+  const domain = {
+    name: "Polymarket CTF Exchange",
+    version: String(version),
+    chainId: spec.chainId ?? 137,
+    verifyingContract,
+  } as const;
+  const message = {
+    salt: BigInt(order.salt),
+    maker: order.maker,
+    signer: order.signer,
+    tokenId: BigInt(order.tokenId),
+    makerAmount: spec.makerAmount,
+    takerAmount: spec.takerAmount,
+    side: spec.side === "BUY" ? 0 : 1,
+    signatureType: order.signatureType,
+    timestamp: BigInt(order.timestamp),
+    metadata: ZERO32,
+    builder: ZERO32,
+  };
+  if (!deposit) {
+    const signature = await account.signTypedData({
+      domain,
+      types: { Order: ORDER_FIELDS },
+      primaryType: "Order",
+      message,
+    });
+    return { ...order, signature };
+  }
+  // ERC-7739: the owner signs TypedDataSign{contents: order, the wallet's own domain fields} under
+  // the exchange's domain; the wallet gets the pieces to rebuild both hashes.
+  const inner = await account.signTypedData({
+    domain,
     types: {
-      Order: [
-        { name: "salt", type: "uint256" },
-        { name: "maker", type: "address" },
-        { name: "signer", type: "address" },
-        { name: "tokenId", type: "uint256" },
-        { name: "makerAmount", type: "uint256" },
-        { name: "takerAmount", type: "uint256" },
-        { name: "side", type: "uint8" },
-        { name: "signatureType", type: "uint8" },
-        { name: "timestamp", type: "uint256" },
-        { name: "metadata", type: "bytes32" },
-        { name: "builder", type: "bytes32" },
+      TypedDataSign: [
+        { name: "contents", type: "Order" },
+        { name: "name", type: "string" },
+        { name: "version", type: "string" },
+        { name: "chainId", type: "uint256" },
+        { name: "verifyingContract", type: "address" },
+        { name: "salt", type: "bytes32" },
       ],
+      Order: ORDER_FIELDS,
     },
-    primaryType: "Order",
+    primaryType: "TypedDataSign",
     message: {
-      salt: BigInt(order.salt),
-      maker: order.maker,
-      signer: order.signer,
-      tokenId: BigInt(order.tokenId),
-      makerAmount: spec.makerAmount,
-      takerAmount: spec.takerAmount,
-      side: spec.side === "BUY" ? 0 : 1,
-      signatureType: order.signatureType,
-      timestamp: BigInt(order.timestamp),
-      metadata: ZERO32,
-      builder: ZERO32,
+      contents: message,
+      name: "DepositWallet",
+      version: "1",
+      chainId: BigInt(domain.chainId),
+      verifyingContract: order.signer,
+      salt: ZERO32,
     },
   });
+  const typeString = `Order(${ORDER_FIELDS.map((f) => `${f.type} ${f.name}`).join(",")})`;
+  const signature = concat([
+    inner,
+    domainSeparator({ domain }),
+    hashStruct({ data: message, primaryType: "Order", types: { Order: ORDER_FIELDS } }),
+    stringToHex(typeString),
+    numberToHex(typeString.length, { size: 2 }),
+  ]);
   return { ...order, signature };
 }
+
+const ORDER_FIELDS = [
+  { name: "salt", type: "uint256" },
+  { name: "maker", type: "address" },
+  { name: "signer", type: "address" },
+  { name: "tokenId", type: "uint256" },
+  { name: "makerAmount", type: "uint256" },
+  { name: "takerAmount", type: "uint256" },
+  { name: "side", type: "uint8" },
+  { name: "signatureType", type: "uint8" },
+  { name: "timestamp", type: "uint256" },
+  { name: "metadata", type: "bytes32" },
+  { name: "builder", type: "bytes32" },
+] as const;
 
 /** A WebSocket that queues every parsed message so tests can wait for a matching one. */
 export class WsProbe {

@@ -319,6 +319,38 @@ describe("fake Polymarket — CLOB V2 orders", () => {
     user.close();
   });
 
+  it("charges the taker the market's fee in pUSD (shares × rate × p(1 − p)); the maker pays nothing", async () => {
+    const FED = "fed-decision-december-2026-no-change"; // feeSchedule rate 0.05, exponent 1
+    const m = fake.script.market(FED);
+    fake.script.setBook(FED, { bids: [[0.1, 100]], asks: [[0.4, 100]] });
+    const balance = async (who: typeof alice, creds: Creds) =>
+      BigInt(
+        (await l2Fetch(fake.clobUrl, creds, who.address, "GET", "/balance-allowance?asset_type=COLLATERAL"))
+          .json.balance as string,
+      );
+    const [aliceBefore, bobBefore] = [await balance(alice, aliceCreds), await balance(bob, bobCreds)];
+    // alice rests a NO bid at 0.75 (a YES ask at 0.25); bob takes 8 YES at 0.25
+    expect(
+      (
+        await post(
+          alice,
+          aliceCreds,
+          await limit(alice, m.noTokenId, "BUY", 0.75, 20, { negRisk: m.negRisk }),
+        )
+      ).json.status,
+    ).toBe("live");
+    const res = await post(
+      bob,
+      bobCreds,
+      await limit(bob, m.yesTokenId, "BUY", 0.25, 8, { negRisk: m.negRisk }),
+    );
+    expect(res.json).toMatchObject({ status: "matched", takingAmount: "8", makingAmount: "2" });
+    // bob: 8 × 0.25 = 2.00 plus 8 × 0.05 × 0.25 × 0.75 = 0.075 in fees
+    expect(bobBefore - (await balance(bob, bobCreds))).toBe(2_075_000n);
+    // alice (maker, taker-only schedule): her 8 × 0.75 and no fee
+    expect(aliceBefore - (await balance(alice, aliceCreds))).toBe(6_000_000n);
+  });
+
   it("matches a NO buyer with a YES buyer across tokens (complementary prices)", async () => {
     const m = fake.script.market(SHUTDOWN);
     fake.script.setBook(SHUTDOWN, { bids: [[0.1, 100]], asks: [[0.4, 100]] });

@@ -34,6 +34,7 @@ import { opsRoutes, type Probe } from "./ops/routes";
 import { VenueRouter } from "./orders/live";
 import { orderRoutes } from "./orders/routes";
 import { OrdersService } from "./orders/service";
+import { VenueHoldings } from "./portfolio/holdings";
 import { portfolioRoutes } from "./portfolio/routes";
 import { PortfolioService } from "./portfolio/service";
 import { CandleBuilder } from "./prices/candles";
@@ -71,6 +72,8 @@ export interface Services {
   sandbox: SandboxAccounts;
   orders: OrdersService;
   venueRouter: VenueRouter;
+  /** What live accounts' linked venue accounts hold (positions beside crossbook's, sells of them). */
+  holdings: VenueHoldings;
   portfolio: PortfolioService;
   webhookDispatcher: WebhookDispatcher;
   webhooks: WebhooksService;
@@ -179,6 +182,13 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     sandbox,
     book: (market) => prices.orderBook(market),
   });
+  const holdings = new VenueHoldings({
+    venues,
+    credentials,
+    clock: runtime.clock,
+    log: options.log ?? silentLog,
+    maxAgeMs: runtime.config.venuePositionsMaxAgeSeconds * 1000,
+  });
   // Live keys' orders go to the venues with the account's linked credentials (orders/live.ts).
   const venueRouter = new VenueRouter({
     db: runtime.store.db,
@@ -187,6 +197,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     venues,
     credentials,
     log: options.log ?? silentLog,
+    holdings,
   });
   orders.setLiveRouter(venueRouter);
   // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
@@ -204,6 +215,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     prices.priceMicros(marketId),
   );
   portfolio.setLiveBalance((owner) => venueRouter.balance(owner));
+  portfolio.setVenueHoldings(holdings);
   const webhookDispatcher = new WebhookDispatcher(
     runtime.store.db,
     runtime.store.dialect,
@@ -259,6 +271,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     sandbox,
     orders,
     venueRouter,
+    holdings,
     portfolio,
     webhookDispatcher,
     webhooks,
@@ -407,7 +420,10 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     accounts: services.accounts,
     authFailures,
   });
-  const metrics = createMetrics({ checkpoints: () => runtime.store.checkpointStats() });
+  const metrics = createMetrics({
+    checkpoints: () => runtime.store.checkpointStats(),
+    positionMismatches: () => services.holdings.mismatchCount,
+  });
   await app.register(metricsPlugin, { metrics });
 
   const probes: Probe[] = [{ name: "store", check: () => runtime.store.ping() }];

@@ -72,6 +72,8 @@ export interface Config {
   matchingEnabled: boolean;
   /** Smallest hedged size, in contracts, at which `GET /v1/prices/compare` calls an edge an opportunity. */
   arbitrageMinContracts: number;
+  /** How long a linked venue account's positions, once read, are served before the venue is asked again, seconds. */
+  venuePositionsMaxAgeSeconds: number;
 }
 
 export const VENUE_URL_DEFAULTS = {
@@ -275,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseSeconds: integer("WEBHOOK_LEASE_SECONDS", 30, 6, 3_600),
     matchingEnabled: boolean("MATCHING_ENABLED", true),
     arbitrageMinContracts: integer("ARBITRAGE_MIN_CONTRACTS", 10, 1, 1_000_000),
+    venuePositionsMaxAgeSeconds: integer("VENUE_POSITIONS_MAX_AGE_SECONDS", 30, 1, 3_600),
     venues: venueList(text("CROSSBOOK_VENUES", "polymarket,kalshi")),
     venueUrls: {
       polymarket: {

@@ -34,6 +34,8 @@ export async function demo(config: Config, options: { tickMs?: number } = {}): P
     venueUrls: fakeVenueUrls(polymarket, kalshi),
     // The fakes are local: sync often so changes show within seconds.
     catalogSyncIntervalSeconds: Math.min(config.catalogSyncIntervalSeconds, 15),
+    // The fake Kalshi, like the real one, refuses an unsigned market-data WebSocket: sign with its key.
+    kalshiFeedKey: await kalshi.feedKey(),
   };
   await serve(demoConfig, {
     async onListening({ services, address }) {

@@ -1956,6 +1956,23 @@ export interface paths {
                                 best_bid: number | null;
                                 close_time: string | null;
                                 event_id: string | null;
+                                fees: {
+                                    cap_bps: number | null;
+                                    exponent: number;
+                                    fee_type: string | null;
+                                    /** @description The makers' coefficient on the same curve (0 when taker_only) */
+                                    maker_rate: number;
+                                    /**
+                                     * @description Whose rounding (and cap) applies: Polymarket's or Kalshi's
+                                     * @enum {string}
+                                     */
+                                    model: "polymarket" | "kalshi";
+                                    multiplier: number | null;
+                                    /** @description A taker fill of C contracts at price P pays C × rate × (P × (1 − P))^exponent */
+                                    rate: number;
+                                    /** @description Makers pay nothing */
+                                    taker_only: boolean;
+                                } | null;
                                 /** @description polymarket:<conditionId> or kalshi:<ticker> */
                                 id: string;
                                 last_price: number | null;
@@ -2083,6 +2100,23 @@ export interface paths {
                                 best_bid: number | null;
                                 close_time: string | null;
                                 event_id: string | null;
+                                fees: {
+                                    cap_bps: number | null;
+                                    exponent: number;
+                                    fee_type: string | null;
+                                    /** @description The makers' coefficient on the same curve (0 when taker_only) */
+                                    maker_rate: number;
+                                    /**
+                                     * @description Whose rounding (and cap) applies: Polymarket's or Kalshi's
+                                     * @enum {string}
+                                     */
+                                    model: "polymarket" | "kalshi";
+                                    multiplier: number | null;
+                                    /** @description A taker fill of C contracts at price P pays C × rate × (P × (1 − P))^exponent */
+                                    rate: number;
+                                    /** @description Makers pay nothing */
+                                    taker_only: boolean;
+                                } | null;
                                 /** @description polymarket:<conditionId> or kalshi:<ticker> */
                                 id: string;
                                 last_price: number | null;
@@ -3229,6 +3263,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 amount: number;
+                                amount_note: string | null;
                                 average_fill_price: number | null;
                                 cancel_reason: string | null;
                                 client_order_id: string | null;
@@ -3253,6 +3288,7 @@ export interface paths {
                                 position_id: string;
                                 /** @description Limit price; for a market order the worst price it accepted */
                                 price: number;
+                                requested_amount: number | null;
                                 /** @enum {string} */
                                 side: "buy" | "sell";
                                 /**
@@ -3421,6 +3457,7 @@ export interface paths {
                         "application/json": {
                             data: {
                                 amount: number;
+                                amount_note: string | null;
                                 average_fill_price: number | null;
                                 cancel_reason: string | null;
                                 client_order_id: string | null;
@@ -3445,6 +3482,7 @@ export interface paths {
                                 position_id: string;
                                 /** @description Limit price; for a market order the worst price it accepted */
                                 price: number;
+                                requested_amount: number | null;
                                 /** @enum {string} */
                                 side: "buy" | "sell";
                                 /**
@@ -3656,7 +3694,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's positions, marked to the current quote (default status=open) */
+        /** The caller's positions, marked to the current quote (default status=open); live keys also see what their linked venue accounts hold */
         get: {
             parameters: {
                 query?: {
@@ -3720,10 +3758,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
-                                /** @description Cost basis / size; null when nothing is held */
+                                /** @description Cost basis / contracts of known cost; null when nothing of known cost is held (see reconciliation.venue_average_price) */
                                 average_price: number | null;
                                 closed_at: string | null;
-                                /** @description What the contracts held cost, fees excluded */
+                                /** @description What the contracts of known cost held cost, fees excluded */
                                 cost_basis: number;
                                 /** @description The outcome's mark: the market's price for YES, 1 − it for NO; null without a quote */
                                 current_price: number | null;
@@ -3731,13 +3769,13 @@ export interface paths {
                                 environment: "live" | "sandbox";
                                 /** @description Fees paid on this position's fills */
                                 fees: number;
-                                /** @description pos_… */
+                                /** @description pos_… (crossbook) or vpos_… (held at the venue only) */
                                 id: string;
                                 market_id: string;
                                 /** @description size × current_price */
                                 market_value: number | null;
-                                /** Format: date-time */
-                                opened_at: string;
+                                /** @description null for a venue-held position (the venue does not say) */
+                                opened_at: string | null;
                                 /** @enum {string} */
                                 outcome: "yes" | "no";
                                 /** @description Paid at resolution (1 per winning contract; cost back when void) */
@@ -3745,6 +3783,19 @@ export interface paths {
                                 platform: string;
                                 /** @description Sold or settled for, minus what those contracts cost; fees excluded */
                                 realized_pnl: number;
+                                reconciliation: {
+                                    /** @description When the venue's positions were read (kept up to VENUE_POSITIONS_MAX_AGE_SECONDS) */
+                                    checked_at: string | null;
+                                    /**
+                                     * @description match: the venue holds what crossbook shows; mismatch: it holds another size (reported, not corrected); venue_only: held at the venue, not through crossbook; unavailable: the venue could not be read (crossbook's own figures are shown); not_linked: no linked account for the market's venue
+                                     * @enum {string}
+                                     */
+                                    status: "match" | "mismatch" | "venue_only" | "unavailable" | "not_linked";
+                                    /** @description The venue's own average entry price, when it reports one */
+                                    venue_average_price: number | null;
+                                    /** @description Contracts of this outcome the venue holds for the linked account; null when unknown. On Kalshi, which nets YES against NO in a market, crossbook's YES and NO are netted before comparing */
+                                    venue_size: number | null;
+                                } | null;
                                 /** @description A settled position whose payout is > 0 */
                                 redeemable: boolean;
                                 /** @description Contracts promised to open sell orders */
@@ -3754,11 +3805,18 @@ export interface paths {
                                 /** @description Contracts held */
                                 size: number;
                                 /**
+                                 * @description crossbook: a position crossbook keeps (orders placed through it); venue: held by the linked venue account outside crossbook (live keys), sellable through crossbook
+                                 * @enum {string}
+                                 */
+                                source: "crossbook" | "venue";
+                                /**
                                  * @description open: contracts held; closed: all sold (kept for its realized PnL); resolved: settled at the market's resolution
                                  * @enum {string}
                                  */
                                 status: "open" | "closed" | "resolved";
-                                /** @description market_value − cost_basis */
+                                /** @description Contracts (within size) bought outside crossbook, whose cost crossbook does not know; cost_basis, average_price, unrealized_pnl and realized_pnl cover the others */
+                                unknown_cost_size: number;
+                                /** @description market_value − cost_basis, over the contracts of known cost; null when none has a known cost */
                                 unrealized_pnl: number | null;
                                 /** Format: date-time */
                                 updated_at: string;
@@ -3769,6 +3827,16 @@ export interface paths {
                                 page: number;
                                 /** @description Items matching the filters, over all pages */
                                 total: number;
+                                /** @description Live keys: how each linked venue's positions were read for this answer */
+                                venues?: {
+                                    /** @description When the venue's positions were last read successfully */
+                                    checked_at: string | null;
+                                    /** @description Why unavailable: the venue error kind (unavailable, timeout, rate_limited, auth_failed…) */
+                                    reason: string | null;
+                                    /** @enum {string} */
+                                    status: "ok" | "unavailable";
+                                    venue: string;
+                                }[];
                             };
                             /** @enum {boolean} */
                             success: true;
@@ -3852,10 +3920,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             data: {
-                                /** @description Cost basis / size; null when nothing is held */
+                                /** @description Cost basis / contracts of known cost; null when nothing of known cost is held (see reconciliation.venue_average_price) */
                                 average_price: number | null;
                                 closed_at: string | null;
-                                /** @description What the contracts held cost, fees excluded */
+                                /** @description What the contracts of known cost held cost, fees excluded */
                                 cost_basis: number;
                                 /** @description The outcome's mark: the market's price for YES, 1 − it for NO; null without a quote */
                                 current_price: number | null;
@@ -3863,13 +3931,13 @@ export interface paths {
                                 environment: "live" | "sandbox";
                                 /** @description Fees paid on this position's fills */
                                 fees: number;
-                                /** @description pos_… */
+                                /** @description pos_… (crossbook) or vpos_… (held at the venue only) */
                                 id: string;
                                 market_id: string;
                                 /** @description size × current_price */
                                 market_value: number | null;
-                                /** Format: date-time */
-                                opened_at: string;
+                                /** @description null for a venue-held position (the venue does not say) */
+                                opened_at: string | null;
                                 /** @enum {string} */
                                 outcome: "yes" | "no";
                                 /** @description Paid at resolution (1 per winning contract; cost back when void) */
@@ -3877,6 +3945,19 @@ export interface paths {
                                 platform: string;
                                 /** @description Sold or settled for, minus what those contracts cost; fees excluded */
                                 realized_pnl: number;
+                                reconciliation: {
+                                    /** @description When the venue's positions were read (kept up to VENUE_POSITIONS_MAX_AGE_SECONDS) */
+                                    checked_at: string | null;
+                                    /**
+                                     * @description match: the venue holds what crossbook shows; mismatch: it holds another size (reported, not corrected); venue_only: held at the venue, not through crossbook; unavailable: the venue could not be read (crossbook's own figures are shown); not_linked: no linked account for the market's venue
+                                     * @enum {string}
+                                     */
+                                    status: "match" | "mismatch" | "venue_only" | "unavailable" | "not_linked";
+                                    /** @description The venue's own average entry price, when it reports one */
+                                    venue_average_price: number | null;
+                                    /** @description Contracts of this outcome the venue holds for the linked account; null when unknown. On Kalshi, which nets YES against NO in a market, crossbook's YES and NO are netted before comparing */
+                                    venue_size: number | null;
+                                } | null;
                                 /** @description A settled position whose payout is > 0 */
                                 redeemable: boolean;
                                 /** @description Contracts promised to open sell orders */
@@ -3886,11 +3967,18 @@ export interface paths {
                                 /** @description Contracts held */
                                 size: number;
                                 /**
+                                 * @description crossbook: a position crossbook keeps (orders placed through it); venue: held by the linked venue account outside crossbook (live keys), sellable through crossbook
+                                 * @enum {string}
+                                 */
+                                source: "crossbook" | "venue";
+                                /**
                                  * @description open: contracts held; closed: all sold (kept for its realized PnL); resolved: settled at the market's resolution
                                  * @enum {string}
                                  */
                                 status: "open" | "closed" | "resolved";
-                                /** @description market_value − cost_basis */
+                                /** @description Contracts (within size) bought outside crossbook, whose cost crossbook does not know; cost_basis, average_price, unrealized_pnl and realized_pnl cover the others */
+                                unknown_cost_size: number;
+                                /** @description market_value − cost_basis, over the contracts of known cost; null when none has a known cost */
                                 unrealized_pnl: number | null;
                                 /** Format: date-time */
                                 updated_at: string;
@@ -4254,7 +4342,7 @@ export interface paths {
         };
         /**
          * Price candles of one market, oldest first
-         * @description Candles whose period starts in [start, end). With `start`: the first `limit` periods from it; without: the last `limit` periods before `end` (default: through the period under way). `meta.start`/`meta.end` give the range covered; `meta.end` is the next page's `start`. A period without any update repeats the previous close with volume 0 (nothing before the first known candle). History older than what crossbook built live is fetched from the venue once.
+         * @description Candles whose period starts in [start, end). With `start`: the first `limit` periods from it; without: the last `limit` periods before `end` (default: through the period under way). `meta.start`/`meta.end` give the range covered; `meta.end` is the next page's `start`. A period without any update repeats the previous close with volume 0 (nothing before the first known candle). History older than what crossbook built live is fetched from the venue once. `meta.coverage` says which part of the range has candles, what they rest on (crossbook's own prices, the venue's history, or both), and, when `complete` is false, why (`reason`): the venue failed, serves the market only at a coarser `resolution`, has no prices for the start of the range, or the range begins before the market opened.
          */
         get: {
             parameters: {
@@ -4335,6 +4423,21 @@ export interface paths {
                                 volume: number;
                             }[];
                             meta: {
+                                /** @description What the candles rest on, and what is missing */
+                                coverage: {
+                                    /** @description Every period of the range that has begun since the market opened has a candle at the interval asked */
+                                    complete: boolean;
+                                    from: string | null;
+                                    reason: ("venue_unavailable" | "coarser_at_venue" | "no_venue_data" | "before_market_open") | null;
+                                    /** @description Spacing of the prices behind the candles: the interval asked, or the venue's coarser spacing (e.g. 12h) */
+                                    resolution: string;
+                                    /**
+                                     * @description Prices crossbook saw itself, the venue's history, both, or none
+                                     * @enum {string}
+                                     */
+                                    source: "crossbook" | "venue" | "crossbook+venue" | "none";
+                                    to: string | null;
+                                };
                                 /** @description End of the range covered (ISO 8601), exclusive: the next page's start */
                                 end: string;
                                 /** @enum {string} */
@@ -4838,7 +4941,7 @@ export interface paths {
                                 address: string | null;
                                 /** Format: date-time */
                                 created_at: string;
-                                /** @description Polymarket: the proxy or Safe wallet holding the funds (signature types 1 and 2) */
+                                /** @description Polymarket: the proxy, Safe or deposit wallet holding the funds (signature types 1, 2 and 3) */
                                 funder: string | null;
                                 /** @description Polymarket: L2 API credentials were linked (else they are derived from the private key) */
                                 has_api_credentials: boolean;
@@ -4847,11 +4950,13 @@ export interface paths {
                                 /** @description Kalshi: the API key id; null for Polymarket */
                                 key_id: string | null;
                                 label: string | null;
-                                signature_type: (0 | 1 | 2) | null;
+                                signature_type: (0 | 1 | 2 | 3) | null;
                                 /** Format: date-time */
                                 updated_at: string;
                                 /** @enum {string} */
                                 venue: "polymarket" | "kalshi";
+                                /** @description Polymarket: the kind of account the signature type says this is (eoa, proxy, safe, deposit_wallet); null for Kalshi */
+                                wallet_type: ("eoa" | "proxy" | "safe" | "deposit_wallet") | null;
                             }[];
                             /** @enum {boolean} */
                             success: true;
@@ -4880,7 +4985,7 @@ export interface paths {
                         api_key?: string;
                         api_passphrase?: string;
                         api_secret?: string;
-                        /** @description Polymarket: the wallet holding the funds; required for signature types 1 and 2 */
+                        /** @description Polymarket: the wallet holding the funds (the proxy, Safe or deposit wallet address); required for signature types 1, 2 and 3, where it is not the signer's own address */
                         funder?: string;
                         /** @description Kalshi (required): the API key id (a UUID) */
                         key_id?: string;
@@ -4891,10 +4996,10 @@ export interface paths {
                         /** @description Kalshi (required): the RSA private key, PEM (PKCS#1 or PKCS#8), unencrypted */
                         private_key_pem?: string;
                         /**
-                         * @description Polymarket: 0 EOA (default), 1 email/Magic proxy, 2 browser-wallet Safe
+                         * @description Polymarket: 0 EOA (default), 1 email/Magic proxy, 2 browser-wallet Safe, 3 deposit wallet (POLY_1271, the default for accounts opened since May 2026)
                          * @enum {integer}
                          */
-                        signature_type?: 0 | 1 | 2;
+                        signature_type?: 0 | 1 | 2 | 3;
                         /** @enum {string} */
                         venue: "polymarket" | "kalshi";
                     };
@@ -4953,7 +5058,7 @@ export interface paths {
                                 address: string | null;
                                 /** Format: date-time */
                                 created_at: string;
-                                /** @description Polymarket: the proxy or Safe wallet holding the funds (signature types 1 and 2) */
+                                /** @description Polymarket: the proxy, Safe or deposit wallet holding the funds (signature types 1, 2 and 3) */
                                 funder: string | null;
                                 /** @description Polymarket: L2 API credentials were linked (else they are derived from the private key) */
                                 has_api_credentials: boolean;
@@ -4962,11 +5067,13 @@ export interface paths {
                                 /** @description Kalshi: the API key id; null for Polymarket */
                                 key_id: string | null;
                                 label: string | null;
-                                signature_type: (0 | 1 | 2) | null;
+                                signature_type: (0 | 1 | 2 | 3) | null;
                                 /** Format: date-time */
                                 updated_at: string;
                                 /** @enum {string} */
                                 venue: "polymarket" | "kalshi";
+                                /** @description Polymarket: the kind of account the signature type says this is (eoa, proxy, safe, deposit_wallet); null for Kalshi */
+                                wallet_type: ("eoa" | "proxy" | "safe" | "deposit_wallet") | null;
                             };
                             /** @enum {boolean} */
                             success: true;
@@ -4985,7 +5092,7 @@ export interface paths {
                                 address: string | null;
                                 /** Format: date-time */
                                 created_at: string;
-                                /** @description Polymarket: the proxy or Safe wallet holding the funds (signature types 1 and 2) */
+                                /** @description Polymarket: the proxy, Safe or deposit wallet holding the funds (signature types 1, 2 and 3) */
                                 funder: string | null;
                                 /** @description Polymarket: L2 API credentials were linked (else they are derived from the private key) */
                                 has_api_credentials: boolean;
@@ -4994,11 +5101,13 @@ export interface paths {
                                 /** @description Kalshi: the API key id; null for Polymarket */
                                 key_id: string | null;
                                 label: string | null;
-                                signature_type: (0 | 1 | 2) | null;
+                                signature_type: (0 | 1 | 2 | 3) | null;
                                 /** Format: date-time */
                                 updated_at: string;
                                 /** @enum {string} */
                                 venue: "polymarket" | "kalshi";
+                                /** @description Polymarket: the kind of account the signature type says this is (eoa, proxy, safe, deposit_wallet); null for Kalshi */
+                                wallet_type: ("eoa" | "proxy" | "safe" | "deposit_wallet") | null;
                             };
                             /** @enum {boolean} */
                             success: true;
@@ -5084,7 +5193,7 @@ export interface paths {
                                 address: string | null;
                                 /** Format: date-time */
                                 created_at: string;
-                                /** @description Polymarket: the proxy or Safe wallet holding the funds (signature types 1 and 2) */
+                                /** @description Polymarket: the proxy, Safe or deposit wallet holding the funds (signature types 1, 2 and 3) */
                                 funder: string | null;
                                 /** @description Polymarket: L2 API credentials were linked (else they are derived from the private key) */
                                 has_api_credentials: boolean;
@@ -5093,11 +5202,13 @@ export interface paths {
                                 /** @description Kalshi: the API key id; null for Polymarket */
                                 key_id: string | null;
                                 label: string | null;
-                                signature_type: (0 | 1 | 2) | null;
+                                signature_type: (0 | 1 | 2 | 3) | null;
                                 /** Format: date-time */
                                 updated_at: string;
                                 /** @enum {string} */
                                 venue: "polymarket" | "kalshi";
+                                /** @description Polymarket: the kind of account the signature type says this is (eoa, proxy, safe, deposit_wallet); null for Kalshi */
+                                wallet_type: ("eoa" | "proxy" | "safe" | "deposit_wallet") | null;
                             };
                             /** @enum {boolean} */
                             success: true;
@@ -5266,12 +5377,15 @@ export interface paths {
                                     trading: boolean;
                                 };
                                 fees: {
+                                    /** @description How the venue charges; each market's `fees` gives its schedule */
                                     description: string;
-                                    model: string;
+                                    /** @enum {string} */
+                                    model: "polymarket" | "kalshi";
                                 };
                                 health: {
                                     consecutive_failures: number;
                                     feed_connected: boolean;
+                                    feed_disabled_reason: string | null;
                                     last_error: string | null;
                                     last_error_at: string | null;
                                     last_successful_sync_at: string | null;

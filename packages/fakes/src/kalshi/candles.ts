@@ -100,3 +100,23 @@ export function candles(
   for (let t = first; t <= lastEnd; t += p) out.push(candle(seed, m, periodMin, t));
   return out;
 }
+
+/**
+ * A live candlestick in the shape `GET /historical/markets/{ticker}/candlesticks` answers
+ * (kalshi-typescript 3.30 `MarketCandlestickHistorical`): the same figures under plain names
+ * (`open`, not `open_dollars`; `volume`, not `volume_fp`), trade prices null when nothing traded.
+ */
+export function historicalCandle(live: Record<string, unknown>): Record<string, unknown> {
+  const plain = (o: unknown, keys: readonly string[]) => {
+    const src = (o ?? {}) as Record<string, string | undefined>;
+    return Object.fromEntries(keys.map((k) => [k, src[`${k}_dollars`] ?? null]));
+  };
+  return {
+    end_period_ts: live["end_period_ts"],
+    yes_bid: plain(live["yes_bid"], ["open", "low", "high", "close"]),
+    yes_ask: plain(live["yes_ask"], ["open", "low", "high", "close"]),
+    price: plain(live["price"], ["open", "low", "high", "close", "mean", "previous"]),
+    volume: live["volume_fp"],
+    open_interest: live["open_interest_fp"],
+  };
+}

@@ -28,7 +28,7 @@ export interface Ctx {
   /** Path prefix of the REST API, e.g. `/trade-api/v2`. */
   base: string;
   authToleranceMs: number;
-  /** Refuse WebSocket upgrades without signing headers (current docs); default lets public channels in. */
+  /** Refuse WebSocket upgrades without signing headers (current docs; the default). */
   wsRequireAuth: boolean;
   wsPingIntervalMs: number;
 }

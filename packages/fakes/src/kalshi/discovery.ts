@@ -1,7 +1,9 @@
 /**
  * Public discovery endpoints (VENUES.md §2.2): series, events (optionally with nested markets),
  * markets with the documented filters and `mve_filter`, public trades, exchange status. Combo (MVE)
- * events are not listed by `/events`, as on the venue; their markets show up in `/markets`.
+ * events are not listed by `/events`, as on the venue; their markets show up in `/markets`. Markets
+ * settled before the historical cutoff are left out of every live listing and lookup (events and
+ * series stay), as on the venue; `/historical/markets` serves them (historical.ts).
  */
 import type { FastifyInstance } from "fastify";
 import { boolParam, type Ctx, listParam, optInt, paginate, type Query } from "./context";
@@ -27,7 +29,7 @@ function eventStatus(e: KEvent): string {
 }
 
 export function filterMarkets(ctx: Ctx, q: Query): KMarket[] {
-  let list = ctx.state.marketOrder;
+  let list = ctx.state.marketOrder.filter((m) => !ctx.state.archivedMarket(m));
   const status = q["status"];
   if (status) {
     const allowed = MARKET_STATUS_FILTER[status];
@@ -63,11 +65,15 @@ export function filterMarkets(ctx: Ctx, q: Query): KMarket[] {
 
 export function registerDiscovery(app: FastifyInstance, ctx: Ctx): void {
   const { state } = ctx;
+  const liveMarketsOf = (e: KEvent) => e.markets.filter((m) => !state.archivedMarket(m));
 
   app.get("/series", async (req) => {
     const q = req.query as Query;
     let list = [...state.series.values()];
     if (q["category"]) list = list.filter((s) => s.category === q["category"]);
+    // "Filter series with metadata updated after this Unix timestamp (in seconds)" (SDK 3.30).
+    const minUpdated = optInt(q, "min_updated_ts");
+    if (minUpdated !== null) list = list.filter((s) => s.updatedMs > minUpdated * 1000);
     const withVolume = boolParam(q, "include_volume");
     return {
       series: list.map((s) =>
@@ -110,7 +116,7 @@ export function registerDiscovery(app: FastifyInstance, ctx: Ctx): void {
     const nested = boolParam(q, "with_nested_markets");
     const { page, cursor } = paginate(list, q, 200, 200);
     const out: Record<string, unknown> = {
-      events: page.map((e) => eventPayload(e, nested ? e.markets : null)),
+      events: page.map((e) => eventPayload(e, nested ? liveMarketsOf(e) : null)),
       cursor,
     };
     if (boolParam(q, "with_milestones")) out["milestones"] = [];
@@ -123,7 +129,8 @@ export function registerDiscovery(app: FastifyInstance, ctx: Ctx): void {
     const e = state.events.get(event_ticker);
     if (!e) throw new KalshiError(404, "not_found", "event not found");
     const nested = boolParam(q, "with_nested_markets");
-    return { event: eventPayload(e, nested ? e.markets : null), markets: e.markets.map(marketPayload) };
+    const markets = liveMarketsOf(e);
+    return { event: eventPayload(e, nested ? markets : null), markets: markets.map(marketPayload) };
   });
 
   app.get("/markets", async (req) => {
@@ -146,7 +153,7 @@ export function registerDiscovery(app: FastifyInstance, ctx: Ctx): void {
 
   app.get("/markets/:ticker", async (req) => {
     const { ticker } = req.params as { ticker: string };
-    const m = state.markets.get(ticker);
+    const m = state.liveMarket(ticker);
     if (!m) throw new KalshiError(404, "not_found", "market not found");
     return { market: marketPayload(m) };
   });

@@ -20,7 +20,7 @@ import {
   sortBook,
   type TimeInForce,
 } from "./state";
-import { COUNT_SCALE, PRICE_SCALE, takerFeeCents } from "./units";
+import { COUNT_SCALE, netFeeMicro, PRICE_SCALE, tradeFeeMicro } from "./units";
 
 /** A venue rejection: HTTP status plus Kalshi's error code (VENUES.md §2.7). */
 export class KalshiError extends Error {
@@ -101,8 +101,6 @@ export interface PlaceOrderInput {
   ticker: string;
   bookSide: BookSide;
   outcomeSide: OutcomeSide;
-  side: OutcomeSide;
-  action: "buy" | "sell";
   yesPrice: number;
   count: number;
   clientOrderId: string;
@@ -130,11 +128,11 @@ export function tradable(m: KMarket | undefined, ticker: string): KMarket {
 }
 
 export function placeOrder(state: KalshiState, input: PlaceOrderInput): { order: KOrder; fills: KFill[] } {
-  const m = tradable(state.markets.get(input.ticker), input.ticker);
+  const m = tradable(state.liveMarket(input.ticker), input.ticker);
   if (input.yesPrice <= 0 || input.yesPrice >= PRICE_SCALE || input.yesPrice % m.tick !== 0)
     throw new KalshiError(400, "invalid_price", "invalid price");
   if (input.count <= 0) throw new KalshiError(400, "invalid_parameters", "count must be positive");
-  if (input.count % COUNT_SCALE !== 0)
+  if (!m.fractional && input.count % COUNT_SCALE !== 0)
     throw new KalshiError(400, "invalid_parameters", "fractional trading is not enabled on this market");
   if (input.clientOrderId) {
     for (const o of state.orders.values())
@@ -150,7 +148,8 @@ export function placeOrder(state: KalshiState, input: PlaceOrderInput): { order:
   // Closing an opposite position needs no collateral: the YES/NO pair pays $1 back at once.
   // Fees on the closing part come out of its proceeds.
   const opening = Math.max(0, input.count - offsettable(acct, m.ticker, input.bookSide));
-  const worst = own * opening + takerFeeCents(opening, input.yesPrice) * 10_000;
+  const fee = tradeFeeMicro(state.feesOf(m), true, opening, input.yesPrice);
+  const worst = Math.ceil((own * opening + fee) / 10_000) * 10_000;
   if (acct.cashMicro - acct.reservedMicro < worst)
     throw new KalshiError(400, "insufficient_balance", "insufficient balance");
   const opposite = input.bookSide === "bid" ? m.asks : m.bids;
@@ -172,8 +171,6 @@ export function placeOrder(state: KalshiState, input: PlaceOrderInput): { order:
     ticker: m.ticker,
     bookSide: input.bookSide,
     outcomeSide: input.outcomeSide,
-    side: input.side,
-    action: input.action,
     yesPrice: input.yesPrice,
     initialCount: input.count,
     filled: 0,
@@ -192,6 +189,7 @@ export function placeOrder(state: KalshiState, input: PlaceOrderInput): { order:
     makerFeesMicro: 0,
     fillNotional: 0,
     reservedMicro: 0,
+    feeCarryMicro: 0,
   };
   state.orders.set(order.orderId, order);
   const fills = withDeltas(
@@ -281,7 +279,10 @@ function applyFill(state: KalshiState, order: KOrder, trade: KTrade, isTaker: bo
   const n = trade.count;
   const own = ownPrice(order.bookSide, trade.yesPrice);
   const cost = own * n;
-  const fee = isTaker ? takerFeeCents(n, trade.yesPrice) * 10_000 : 0;
+  const market = state.markets.get(order.ticker);
+  const tradeFee = market ? tradeFeeMicro(state.feesOf(market), isTaker, n, trade.yesPrice) : 0;
+  const { fee, carry } = netFeeMicro(cost, tradeFee, order.feeCarryMicro);
+  order.feeCarryMicro = carry;
   if (!isTaker) {
     const release =
       n === order.remaining ? order.reservedMicro : Math.round((order.reservedMicro * n) / order.remaining);
@@ -327,8 +328,6 @@ function applyFill(state: KalshiState, order: KOrder, trade: KTrade, isTaker: bo
     ticker: order.ticker,
     bookSide: order.bookSide,
     outcomeSide: order.outcomeSide,
-    side: order.side,
-    action: order.action,
     count: n,
     yesPrice: trade.yesPrice,
     isTaker,
@@ -373,15 +372,18 @@ function cancelEntry(state: KalshiState, e: BookEntry): void {
   e.remaining = 0;
 }
 
-/** Cancels a resting order; returns the count it was reduced by. */
+/**
+ * Cancels a resting order; returns the count it was reduced by. An order that is no longer resting
+ * (executed, cancelled) answers 404 like an unknown one, as the V2 cancel does (VENUES-AUDIT #2).
+ */
 export function cancelOrder(
   state: KalshiState,
   userId: string,
   orderId: string,
 ): { order: KOrder; reducedBy: number } {
   const o = state.orders.get(orderId);
-  if (!o || o.userId !== userId) throw new KalshiError(404, "not_found", "order not found");
-  if (o.status !== "resting") throw new KalshiError(400, "order_not_resting", "order is not resting");
+  if (!o || o.userId !== userId || o.status !== "resting")
+    throw new KalshiError(404, "not_found", "order not found");
   const m = state.markets.get(o.ticker)!;
   const reducedBy = o.remaining;
   withDeltas(
@@ -458,6 +460,7 @@ export function resolveMarket(state: KalshiState, m: KMarket, result: "yes" | "n
   m.result = result;
   m.lastPrice = result === "yes" ? PRICE_SCALE : 0;
   m.updatedMs = state.nowMs();
+  m.settledMs = m.updatedMs;
   for (const acct of state.accounts.values()) {
     const p = acct.positions.get(m.ticker);
     if (!p || p.position === 0) continue;

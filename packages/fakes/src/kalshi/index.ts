@@ -3,12 +3,15 @@
  * `startKalshiFake()` serves the seeded world on loopback under the documented paths
  * (`/trade-api/v2`, `/trade-api/ws/v2`; VENUES.md §2.1) and hands back a scripting API.
  */
+import { generateKeyPair } from "node:crypto";
+import { promisify } from "node:util";
 import Fastify from "fastify";
 import { DEFAULT_WORLD, type SeedMarket } from "../world/seed";
 import { type Ctx, errorBody } from "./context";
 import { registerDiscovery } from "./discovery";
 import { KalshiError, tick } from "./engine";
 import { installFaults, newFaults } from "./faults";
+import { registerHistorical } from "./historical";
 import { registerOrderbook } from "./orderbook";
 import { registerPortfolio } from "./portfolio";
 import { createScript, type KalshiScript } from "./script";
@@ -30,8 +33,17 @@ export interface KalshiFakeOptions {
   autoplay?: boolean | { intervalMs: number };
   /** Accepted clock skew for KALSHI-ACCESS-TIMESTAMP. Default 30 s. */
   authToleranceMs?: number;
-  /** Refuse unsigned WebSocket upgrades. Default false (public channels open, `fill` needs auth). */
+  /**
+   * Refuse unsigned WebSocket upgrades (401). Default true, as on the venue: "authentication is
+   * required to establish the connection" (docs.kalshi.com/websockets/websocket-connection). A
+   * client signs with a key from `script.addApiKey`, or with `feedKey()`.
+   */
   wsRequireAuth?: boolean;
+  /**
+   * The historical cutoff (unix ms or ISO time): markets settled, fills created and orders closed
+   * before it are served only under `/historical/*`. Default: none (nothing archived).
+   */
+  historicalCutoff?: number | string;
   /** Server heartbeat ping period. Default 10 s, as on the venue. */
   wsPingIntervalMs?: number;
 }
@@ -42,8 +54,15 @@ export interface KalshiFake {
   /** WebSocket URL (`.../trade-api/ws/v2`). */
   wsUrl: string;
   script: KalshiScript;
+  /**
+   * A market-data key the fake accepts (its own account, no money): an RSA key generated on the
+   * first call and registered, for clients that need a signed WebSocket (`KALSHI_FEED_KEY_ID`).
+   */
+  feedKey(): Promise<{ keyId: string; privateKeyPem: string }>;
   close(): Promise<void>;
 }
+
+const generateKeyPairAsync = promisify(generateKeyPair);
 
 export async function startKalshiFake(options: KalshiFakeOptions = {}): Promise<KalshiFake> {
   const state = new KalshiState(options.world ?? DEFAULT_WORLD, options.seed ?? 1);
@@ -52,9 +71,17 @@ export async function startKalshiFake(options: KalshiFakeOptions = {}): Promise<
     faults: newFaults(),
     base: API_BASE,
     authToleranceMs: options.authToleranceMs ?? 30_000,
-    wsRequireAuth: options.wsRequireAuth ?? false,
+    wsRequireAuth: options.wsRequireAuth ?? true,
     wsPingIntervalMs: options.wsPingIntervalMs ?? 10_000,
   };
+  if (options.historicalCutoff !== undefined) {
+    const ms =
+      typeof options.historicalCutoff === "number"
+        ? options.historicalCutoff
+        : Date.parse(options.historicalCutoff);
+    if (!Number.isFinite(ms)) throw new Error("fake kalshi: historicalCutoff is not a time");
+    state.historicalCutoffMs = ms;
+  }
   const app = Fastify({ logger: false });
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
@@ -80,6 +107,7 @@ export async function startKalshiFake(options: KalshiFakeOptions = {}): Promise<
       registerDiscovery(api, ctx);
       registerOrderbook(api, ctx);
       registerPortfolio(api, ctx);
+      registerHistorical(api, ctx);
     },
     { prefix: API_BASE },
   );
@@ -95,10 +123,23 @@ export async function startKalshiFake(options: KalshiFakeOptions = {}): Promise<
     timer = setInterval(() => tick(state), interval);
     timer.unref();
   }
+  let feedKey: Promise<{ keyId: string; privateKeyPem: string }> | undefined;
   return {
     apiUrl: `http://${host}:${port}${API_BASE}`,
     wsUrl: `ws://${host}:${port}${WS_PATH}`,
     script,
+    feedKey() {
+      feedKey ??= generateKeyPairAsync("rsa", { modulusLength: 2048 }).then(({ publicKey, privateKey }) => {
+        const keyId = "fake-feed-key";
+        script.addApiKey({
+          keyId,
+          publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
+          balanceCents: 0,
+        });
+        return { keyId, privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
+      });
+      return feedKey;
+    },
     async close() {
       if (timer) clearInterval(timer);
       await ws.close();

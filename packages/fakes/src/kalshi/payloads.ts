@@ -18,7 +18,11 @@ export function yesAskPrice(m: KMarket): number {
   return bestAsk(m)?.price ?? PRICE_SCALE;
 }
 
-/** VENUES.md §2.2 "Market object" (kalshi-typescript 3.30.0 models/market.ts). */
+/**
+ * VENUES.md §2.2 "Market object" (kalshi-typescript 3.30.0 models/market.ts). Without
+ * `fractional_trading_enabled` and `response_price_units`: both were removed from REST and WS on
+ * 2026-07-09 (VENUES-AUDIT #14). `settlement_ts` only on settled markets.
+ */
 export function marketPayload(m: KMarket): Record<string, unknown> {
   const bid = yesBidPrice(m);
   const ask = yesAskPrice(m);
@@ -60,9 +64,8 @@ export function marketPayload(m: KMarket): Record<string, unknown> {
     rules_secondary: m.rulesSecondary,
     price_level_structure: m.priceLevelStructure,
     price_ranges: priceRanges(m),
-    fractional_trading_enabled: false,
-    response_price_units: "usd_cent",
   };
+  if (m.settledMs !== null) out["settlement_ts"] = iso(m.settledMs);
   if (m.mve) {
     out["mve_collection_ticker"] = m.mve.collectionTicker;
     out["mve_selected_legs"] = m.mve.legs;
@@ -98,6 +101,9 @@ export function eventPayload(e: KEvent, nested: KMarket[] | null): Record<string
     last_updated_ts: iso(Math.max(0, ...e.markets.map((m) => m.updatedMs))),
     exchange_index: 0,
   };
+  // Present only on an event whose fee differs from its series' (SDK 3.30 EventData: optional).
+  if (e.feeTypeOverride !== null) out["fee_type_override"] = e.feeTypeOverride;
+  if (e.feeMultiplierOverride !== null) out["fee_multiplier_override"] = e.feeMultiplierOverride;
   if (nested) out["markets"] = nested.map(marketPayload);
   return out;
 }
@@ -113,10 +119,11 @@ export function seriesPayload(s: KSeries, volume: number | null): Record<string,
     settlement_sources: [{ name: s.settlementSource, url: "" }],
     contract_url: "",
     contract_terms_url: "",
-    fee_type: "quadratic",
-    fee_multiplier: 1,
+    fee_type: s.feeType,
+    fee_multiplier: s.feeMultiplier,
     additional_prohibitions: [],
     product_metadata: {},
+    last_updated_ts: iso(s.updatedMs),
   };
   if (volume !== null) out["volume_fp"] = fmtFp(volume);
   return out;
@@ -147,7 +154,11 @@ export function tradePayload(t: KTrade): Record<string, unknown> {
   };
 }
 
-/** VENUES.md §2.6 "Order object". */
+/**
+ * VENUES.md §2.6 "Order object". Direction is `outcome_side` + `book_side`, one bit in two
+ * vocabularies: only (yes, bid) and (no, ask) occur (docs.kalshi.com/getting_started/order_direction).
+ * The deprecated `side`/`action` are not served.
+ */
 export function orderPayload(o: KOrder): Record<string, unknown> {
   return {
     order_id: o.orderId,
@@ -156,8 +167,6 @@ export function orderPayload(o: KOrder): Record<string, unknown> {
     ticker: o.ticker,
     outcome_side: o.outcomeSide,
     book_side: o.bookSide,
-    side: o.side,
-    action: o.action,
     type: "limit",
     status: o.status,
     yes_price_dollars: fmtDollars(o.yesPrice),
@@ -204,8 +213,6 @@ export function fillPayload(f: KFill): Record<string, unknown> {
     market_ticker: f.ticker,
     outcome_side: f.outcomeSide,
     book_side: f.bookSide,
-    side: f.side,
-    action: f.action,
     count_fp: fmtFp(f.count),
     yes_price_dollars: fmtDollars(f.yesPrice),
     no_price_dollars: fmtDollars(PRICE_SCALE - f.yesPrice),

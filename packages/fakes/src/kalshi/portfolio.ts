@@ -1,8 +1,10 @@
 /**
- * Trading and portfolio endpoints (VENUES.md §2.6), all signed. Both order-entry shapes are served:
- * the current V2 `POST /portfolio/events/orders` (bid|ask on the YES book, dollar-string price,
- * fp-string count) and the legacy `POST /portfolio/orders` (side yes|no + action buy|sell), mapped onto
- * the same YES book so they match each other.
+ * Trading and portfolio endpoints (VENUES.md §2.6), all signed. Order entry is the V2 shape only,
+ * `POST /portfolio/events/orders` (bid|ask on the YES book, dollar-string price, fp-string count):
+ * the legacy `POST /portfolio/orders` and `DELETE /portfolio/orders/{id}` answer
+ * 410 `deprecated_v1_order_endpoint`, as the venue has since June 2026 (VENUES-AUDIT #2). A V2 cancel
+ * of an order that is no longer resting answers 404. Orders and fills past the historical cutoff are
+ * left to `/historical/*` (historical.ts).
  */
 import type { FastifyInstance } from "fastify";
 import { type Ctx, listParam, optInt, paginate, type Query, requireKey } from "./context";
@@ -15,8 +17,17 @@ import {
   orderPayload,
   v2OrderResponse,
 } from "./payloads";
-import type { BookSide, OutcomeSide, Position, StpType, TimeInForce } from "./state";
-import { COUNT_SCALE, fmtFp, PRICE_SCALE, parseCountFp, parsePriceDollars } from "./units";
+import type {
+  BookSide,
+  KalshiState,
+  KFill,
+  KOrder,
+  OutcomeSide,
+  Position,
+  StpType,
+  TimeInForce,
+} from "./state";
+import { fmtFp, PRICE_SCALE, parseCountFp, parsePriceDollars } from "./units";
 
 type Body = Record<string, unknown>;
 
@@ -68,61 +79,16 @@ function parseV2(b: Body, userId: string): PlaceOrderInput {
   if (count === null) bad("count must be a decimal string with at most 2 decimals");
   const price = parsePriceDollars(str(b, "price", true));
   if (price === null) throw new KalshiError(400, "invalid_price", "invalid price");
+  // One bit: a bid is long YES (buy YES ≡ sell NO), an ask long NO (sell YES ≡ buy NO).
   const outcome: OutcomeSide = side === "bid" ? "yes" : "no";
   return {
     userId,
     ticker,
     bookSide: side,
     outcomeSide: outcome,
-    side: outcome,
-    action: "buy",
     yesPrice: price,
     count,
     ...common(b, true),
-  };
-}
-
-/** VENUES.md §2.6 "Legacy v1 order entry": yes/no × buy/sell, one price field (cents or dollars). */
-function parseLegacy(b: Body, userId: string): PlaceOrderInput {
-  const ticker = str(b, "ticker", true)!;
-  const side = str(b, "side", true) as OutcomeSide;
-  if (side !== "yes" && side !== "no") bad("side must be yes or no");
-  const action = str(b, "action", true) as "buy" | "sell";
-  if (action !== "buy" && action !== "sell") bad("action must be buy or sell");
-  let count: number | null = null;
-  if (b["count_fp"] !== undefined) count = parseCountFp(b["count_fp"]);
-  else if (Number.isInteger(b["count"])) count = (b["count"] as number) * COUNT_SCALE;
-  else bad("count must be a positive integer");
-  if (count === null) bad("count_fp must be a decimal string with at most 2 decimals");
-  const prices = ["yes_price", "no_price", "yes_price_dollars", "no_price_dollars"].filter(
-    (k) => b[k] !== undefined,
-  );
-  if (prices.length !== 1)
-    bad("exactly one of yes_price, no_price, yes_price_dollars, no_price_dollars is required");
-  const key = prices[0]!;
-  let units: number | null;
-  if (key.endsWith("_dollars")) units = parsePriceDollars(b[key]);
-  else {
-    const cents = b[key];
-    units =
-      Number.isInteger(cents) && (cents as number) >= 1 && (cents as number) <= 99
-        ? (cents as number) * 100
-        : null;
-  }
-  if (units === null) throw new KalshiError(400, "invalid_price", "invalid price");
-  const yesPrice = key.startsWith("yes") ? units : PRICE_SCALE - units;
-  // Buying YES or selling NO bids on the YES book; buying NO or selling YES asks.
-  const bookSide: BookSide = (side === "yes") === (action === "buy") ? "bid" : "ask";
-  return {
-    userId,
-    ticker,
-    bookSide,
-    outcomeSide: side,
-    side,
-    action,
-    yesPrice,
-    count,
-    ...common(b, false),
   };
 }
 
@@ -137,12 +103,15 @@ export function registerPortfolio(app: FastifyInstance, ctx: Ctx): void {
     return v2OrderResponse(order, state.nowMs());
   });
 
-  app.post("/portfolio/orders", async (req, reply) => {
-    const userId = user(req);
-    const { order } = placeOrder(state, parseLegacy(bodyOf(req.body), userId));
-    reply.code(201);
-    return { order: orderPayload(order) };
-  });
+  // The legacy order mutations are gone at the venue: 410 whatever the body (signature checked
+  // first, as on every portfolio route).
+  const gone = (req: Parameters<typeof requireKey>[1]) => {
+    user(req);
+    throw new KalshiError(410, "deprecated_v1_order_endpoint", LEGACY_GONE);
+  };
+  app.post("/portfolio/orders", async (req) => gone(req));
+  app.delete("/portfolio/orders/:order_id", async (req) => gone(req));
+  app.post("/portfolio/orders/batched", async (req) => gone(req));
 
   app.delete("/portfolio/events/orders/:order_id", async (req) => {
     const userId = user(req);
@@ -169,28 +138,14 @@ export function registerPortfolio(app: FastifyInstance, ctx: Ctx): void {
     return { orders: out, ts_ms: state.nowMs() };
   });
 
-  app.delete("/portfolio/orders/:order_id", async (req) => {
-    const userId = user(req);
-    const { order_id } = req.params as { order_id: string };
-    const { order, reducedBy } = cancelOrder(state, userId, order_id);
-    return { order: orderPayload(order), reduced_by_fp: fmtFp(reducedBy) };
-  });
-
   app.get("/portfolio/orders", async (req) => {
     const userId = user(req);
     const q = req.query as Query;
-    let list = [...state.orders.values()].filter((o) => o.userId === userId).reverse();
-    if (q["ticker"]) list = list.filter((o) => o.ticker === q["ticker"]);
-    const events = listParam(q, "event_ticker");
-    if (events) list = list.filter((o) => events.includes(state.markets.get(o.ticker)?.eventTicker ?? ""));
-    if (q["status"]) {
-      if (!["resting", "canceled", "executed"].includes(q["status"])) bad("invalid status");
-      list = list.filter((o) => o.status === q["status"]);
-    }
-    const minTs = optInt(q, "min_ts");
-    if (minTs !== null) list = list.filter((o) => o.createdMs >= minTs * 1000);
-    const maxTs = optInt(q, "max_ts");
-    if (maxTs !== null) list = list.filter((o) => o.createdMs <= maxTs * 1000);
+    const list = filterOrders(
+      state,
+      [...state.orders.values()].filter((o) => o.userId === userId && !state.archivedOrder(o)),
+      q,
+    );
     const { page, cursor } = paginate(list, q, 100, 1000);
     return { orders: page.map(orderPayload), cursor };
   });
@@ -199,20 +154,18 @@ export function registerPortfolio(app: FastifyInstance, ctx: Ctx): void {
     const userId = user(req);
     const { order_id } = req.params as { order_id: string };
     const o = state.orders.get(order_id);
-    if (!o || o.userId !== userId) throw new KalshiError(404, "not_found", "order not found");
+    if (!o || o.userId !== userId || state.archivedOrder(o))
+      throw new KalshiError(404, "not_found", "order not found");
     return { order: orderPayload(o) };
   });
 
   app.get("/portfolio/fills", async (req) => {
     const userId = user(req);
     const q = req.query as Query;
-    let list = state.fills.filter((f) => f.userId === userId).reverse();
-    if (q["ticker"]) list = list.filter((f) => f.ticker === q["ticker"]);
-    if (q["order_id"]) list = list.filter((f) => f.orderId === q["order_id"]);
-    const minTs = optInt(q, "min_ts");
-    if (minTs !== null) list = list.filter((f) => f.createdMs >= minTs * 1000);
-    const maxTs = optInt(q, "max_ts");
-    if (maxTs !== null) list = list.filter((f) => f.createdMs <= maxTs * 1000);
+    const list = filterFills(
+      state.fills.filter((f) => f.userId === userId && !state.archivedFill(f)),
+      q,
+    );
     const { page, cursor } = paginate(list, q, 100, 1000);
     return { fills: page.map(fillPayload), cursor };
   });
@@ -252,4 +205,36 @@ export function registerPortfolio(app: FastifyInstance, ctx: Ctx): void {
     }
     return balancePayload(acct, value);
   });
+}
+
+/** The 410's message (its wording is the fake's; the status and code are the venue's). */
+const LEGACY_GONE = "v1 order endpoint is deprecated; use /portfolio/events/orders";
+
+/** `ticker`, `event_ticker`, `status`, `min_ts`, `max_ts` filters of the orders listings, newest first. */
+export function filterOrders(state: KalshiState, orders: KOrder[], q: Query): KOrder[] {
+  let list = [...orders].reverse();
+  if (q["ticker"]) list = list.filter((o) => o.ticker === q["ticker"]);
+  const events = listParam(q, "event_ticker");
+  if (events) list = list.filter((o) => events.includes(state.markets.get(o.ticker)?.eventTicker ?? ""));
+  if (q["status"]) {
+    if (!["resting", "canceled", "executed"].includes(q["status"])) bad("invalid status");
+    list = list.filter((o) => o.status === q["status"]);
+  }
+  const minTs = optInt(q, "min_ts");
+  if (minTs !== null) list = list.filter((o) => o.createdMs >= minTs * 1000);
+  const maxTs = optInt(q, "max_ts");
+  if (maxTs !== null) list = list.filter((o) => o.createdMs <= maxTs * 1000);
+  return list;
+}
+
+/** `ticker`, `order_id`, `min_ts`, `max_ts` filters of the fills listings, newest first. */
+export function filterFills(fills: KFill[], q: Query): KFill[] {
+  let list = [...fills].reverse();
+  if (q["ticker"]) list = list.filter((f) => f.ticker === q["ticker"]);
+  if (q["order_id"]) list = list.filter((f) => f.orderId === q["order_id"]);
+  const minTs = optInt(q, "min_ts");
+  if (minTs !== null) list = list.filter((f) => f.createdMs >= minTs * 1000);
+  const maxTs = optInt(q, "max_ts");
+  if (maxTs !== null) list = list.filter((f) => f.createdMs <= maxTs * 1000);
+  return list;
 }

@@ -21,6 +21,12 @@ export interface KalshiScript {
   addApiKey(key: { keyId: string; publicKeyPem: string; balanceCents?: number }): void;
   /** Sets the account cash of a key's owner, in cents. */
   setBalance(keyId: string, cents: number): void;
+  /**
+   * Gives a key's owner a position as if bought elsewhere (the venue's site, another app): signed
+   * `contracts` (+ YES, − NO; 0 clears it), bought at `averagePrice` dollars of the held side
+   * (default: the market's last price for that side). Shows in `GET /portfolio/positions`.
+   */
+  setPosition(keyId: string, ticker: string, position: { contracts: number; averagePrice?: number }): void;
   /** Replaces the fake's own liquidity: YES bids and NO bids as `[priceDollars, contracts]`. */
   setBook(ticker: string, book: { yes?: [number, number][]; no?: [number, number][] }): void;
   /**
@@ -34,6 +40,13 @@ export interface KalshiScript {
   ): Record<string, unknown>[];
   resolveMarket(ticker: string, result: "yes" | "no"): void;
   closeMarket(ticker: string): void;
+  /**
+   * Moves the historical cutoff (unix ms or ISO time; null = nothing archived): markets settled,
+   * fills created and orders closed before it leave the live endpoints for `/historical/*`.
+   */
+  setHistoricalCutoff(at: number | string | null): void;
+  /** Lets a market take fractional counts (0.01 contract), which the wire no longer announces. */
+  setFractional(ticker: string, on: boolean): void;
   /** 503 on every REST call and WebSocket upgrade; going down also drops open sockets. */
   goDown(down: boolean): void;
   rateLimitNext(n: number, retryAfterSeconds: number): void;
@@ -74,6 +87,26 @@ export function createScript(ctx: Ctx, ws: KalshiWs): KalshiScript {
       if (!k) throw new Error(`fake kalshi: unknown key ${keyId}`);
       state.account(k.userId).cashMicro = cents * 10_000;
     },
+    setPosition(keyId, ticker, { contracts, averagePrice }) {
+      const k = state.apiKeys.get(keyId);
+      if (!k) throw new Error(`fake kalshi: unknown key ${keyId}`);
+      const m = market(ticker);
+      const count = Math.round(contracts * COUNT_SCALE);
+      const side = count >= 0 ? m.lastPrice : PRICE_SCALE - m.lastPrice;
+      const price = averagePrice === undefined ? side : Math.round(averagePrice * PRICE_SCALE);
+      const acct = state.account(k.userId);
+      const held = acct.positions.get(ticker);
+      acct.positions.set(ticker, {
+        ticker,
+        eventTicker: m.eventTicker,
+        position: count,
+        exposureMicro: Math.abs(count) * price,
+        realizedMicro: held?.realizedMicro ?? 0,
+        feesMicro: held?.feesMicro ?? 0,
+        tradedMicro: (held?.tradedMicro ?? 0) + Math.abs(count) * price,
+        updatedMs: state.nowMs(),
+      });
+    },
     setBook(ticker, book) {
       setHouseBook(state, market(ticker), book);
     },
@@ -107,6 +140,14 @@ export function createScript(ctx: Ctx, ws: KalshiWs): KalshiScript {
     },
     closeMarket(ticker) {
       closeM(state, market(ticker));
+    },
+    setHistoricalCutoff(at) {
+      const ms = at === null ? null : typeof at === "number" ? at : Date.parse(at);
+      if (ms !== null && !Number.isFinite(ms)) throw new Error("fake kalshi: cutoff is not a time");
+      state.historicalCutoffMs = ms;
+    },
+    setFractional(ticker, on) {
+      market(ticker).fractional = on;
     },
     goDown(down) {
       faults.down = down;

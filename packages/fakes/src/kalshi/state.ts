@@ -6,6 +6,7 @@
  * Pure data and lookups; the rules that change it live in `engine.ts`.
  */
 import type { SeedMarket } from "../world/seed";
+import { pathPrice } from "./candles";
 import { COUNT_SCALE, hash32, PRICE_SCALE, Rng, uuidFrom } from "./units";
 
 /** Object-level market status (VENUES.md §2.2; filter values differ). */
@@ -51,6 +52,14 @@ export interface KMarket {
    */
   tick: number;
   priceLevelStructure: PriceLevelStructure;
+  /**
+   * Whether orders may use fractional counts (0.01 contract). The venue no longer publishes this per
+   * market (`fractional_trading_enabled` was removed on 2026-07-09), so it is not on the wire; set it
+   * with `script.setFractional`.
+   */
+  fractional: boolean;
+  /** When the market settled (unix ms), for the historical cutoff; null until it settles. */
+  settledMs: number | null;
   mve: {
     collectionTicker: string;
     legs: { event_ticker: string; market_ticker: string; side: string }[];
@@ -82,7 +91,13 @@ export interface KEvent {
   strikeMs: number;
   markets: KMarket[];
   isMve: boolean;
+  /** `fee_type_override` / `fee_multiplier_override` (SDK 3.30 EventData): null when the event has none. */
+  feeTypeOverride: KFeeType | null;
+  feeMultiplierOverride: number | null;
 }
+
+/** SDK 3.30 `FeeType`. */
+export type KFeeType = "quadratic" | "quadratic_with_maker_fees" | "quadratic_with_combo_maker_fees" | "flat";
 
 export interface KSeries {
   ticker: string;
@@ -90,6 +105,11 @@ export interface KSeries {
   category: string;
   frequency: string;
   settlementSource: string;
+  /** `fee_type` and `fee_multiplier` (SDK 3.30 Series). */
+  feeType: KFeeType;
+  feeMultiplier: number;
+  /** `last_updated_ts` of the series' metadata, unix ms (`GET /series?min_updated_ts=`). */
+  updatedMs: number;
 }
 
 export interface KOrder {
@@ -97,11 +117,9 @@ export interface KOrder {
   userId: string;
   clientOrderId: string;
   ticker: string;
+  /** The one direction bit (VENUES-AUDIT #11): bid ≡ outcome yes, ask ≡ outcome no. */
   bookSide: BookSide;
   outcomeSide: OutcomeSide;
-  /** Deprecated legacy view: what the user asked for. */
-  side: OutcomeSide;
-  action: "buy" | "sell";
   /** Limit in YES price units. */
   yesPrice: number;
   initialCount: number;
@@ -123,6 +141,8 @@ export interface KOrder {
   fillNotional: number;
   /** Micro-dollars reserved for the resting remainder. */
   reservedMicro: number;
+  /** The order's fee accumulator: rounding overpaid across its fills, not yet rebated (micro-dollars). */
+  feeCarryMicro: number;
 }
 
 export interface KFill {
@@ -133,8 +153,6 @@ export interface KFill {
   ticker: string;
   bookSide: BookSide;
   outcomeSide: OutcomeSide;
-  side: OutcomeSide;
-  action: "buy" | "sell";
   count: number;
   yesPrice: number;
   isTaker: boolean;
@@ -206,6 +224,12 @@ export class KalshiState {
   readonly trades: KTrade[] = [];
   readonly listeners = new Set<(ev: StateEvent) => void>();
   readonly rng: Rng;
+  /**
+   * Kalshi's live/historical boundary (`GET /historical/cutoff`), unix ms: markets settled before it,
+   * fills created before it and orders closed before it are served only under `/historical/*`, and
+   * the live endpoints answer as if they did not exist. Null: nothing is archived yet.
+   */
+  historicalCutoffMs: number | null = null;
   private seqCounter = 0;
   private idCounter = 0;
 
@@ -233,6 +257,39 @@ export class KalshiState {
     for (const l of this.listeners) l(ev);
   }
 
+  /** The fee type and multiplier a market's fills pay: its event's override, else its series'. */
+  feesOf(m: KMarket): { feeType: KFeeType; feeMultiplier: number } {
+    const event = this.events.get(m.eventTicker);
+    const series = this.series.get(m.seriesTicker);
+    return {
+      feeType: event?.feeTypeOverride ?? series?.feeType ?? "quadratic",
+      feeMultiplier: event?.feeMultiplierOverride ?? series?.feeMultiplier ?? 1,
+    };
+  }
+
+  /** A settled market past the cutoff: only `/historical/markets` serves it. */
+  archivedMarket(m: KMarket): boolean {
+    return this.historicalCutoffMs !== null && m.settledMs !== null && m.settledMs < this.historicalCutoffMs;
+  }
+
+  /** A live market: known and not archived. */
+  liveMarket(ticker: string): KMarket | undefined {
+    const m = this.markets.get(ticker);
+    return m && !this.archivedMarket(m) ? m : undefined;
+  }
+
+  /** A fill created before the cutoff: only `/historical/fills` serves it. */
+  archivedFill(f: KFill): boolean {
+    return this.historicalCutoffMs !== null && f.createdMs < this.historicalCutoffMs;
+  }
+
+  /** A cancelled or executed order last updated before the cutoff (resting orders always stay live). */
+  archivedOrder(o: KOrder): boolean {
+    return (
+      this.historicalCutoffMs !== null && o.status !== "resting" && o.updatedMs < this.historicalCutoffMs
+    );
+  }
+
   account(userId: string): Account {
     let a = this.accounts.get(userId);
     if (!a) {
@@ -241,6 +298,31 @@ export class KalshiState {
     }
     return a;
   }
+}
+
+/**
+ * Series fee types and multipliers, as the live venue shows them: most series `quadratic` × 1 (the
+ * general 0.07), the major sports and macro series with maker fees, combos with combo maker fees,
+ * an index series at half the multiplier, and one `flat` series. Anything else is quadratic × 1.
+ */
+const SERIES_FEES: Record<string, { feeType: KFeeType; feeMultiplier: number }> = {
+  KXFEDDECISION: { feeType: "quadratic_with_maker_fees", feeMultiplier: 1 },
+  KXCPIYOY: { feeType: "quadratic_with_maker_fees", feeMultiplier: 1 },
+  KXNBAGAME: { feeType: "quadratic_with_maker_fees", feeMultiplier: 1 },
+  KXNFLGAME: { feeType: "quadratic_with_maker_fees", feeMultiplier: 1 },
+  KXINXY: { feeType: "quadratic", feeMultiplier: 0.5 },
+  KXTIMEPOY: { feeType: "flat", feeMultiplier: 1 },
+  KXMVECROSSCATEGORY: { feeType: "quadratic_with_combo_maker_fees", feeMultiplier: 1 },
+};
+
+/** Events whose fee overrides their series' (an event can carry its own fee type and multiplier). */
+const EVENT_FEE_OVERRIDES: Record<string, { feeType: KFeeType; feeMultiplier: number }> = {
+  "KXNFLGAME-26DEC27KCDEN": { feeType: "quadratic", feeMultiplier: 0.5 },
+};
+
+/** A new series with its fees. */
+function newSeries(ticker: string, fields: Omit<KSeries, "ticker" | "feeType" | "feeMultiplier">): KSeries {
+  return { ticker, ...(SERIES_FEES[ticker] ?? { feeType: "quadratic", feeMultiplier: 1 }), ...fields };
 }
 
 /** Series ticker: the event ticker's first segment (the seed has no explicit series). */
@@ -315,13 +397,16 @@ function buildWorld(state: KalshiState): void {
     const seriesTicker = s.seriesKey ?? seriesOf(eventTicker);
     if (s.mutuallyExclusive !== undefined) exclusive.set(eventTicker, s.mutuallyExclusive);
     if (!state.series.has(seriesTicker)) {
-      state.series.set(seriesTicker, {
-        ticker: seriesTicker,
-        title: s.eventTitle,
-        category: titleCase(s.category),
-        frequency: "custom",
-        settlementSource: s.settlementSource,
-      });
+      state.series.set(
+        seriesTicker,
+        newSeries(seriesTicker, {
+          title: s.eventTitle,
+          category: titleCase(s.category),
+          frequency: "custom",
+          settlementSource: s.settlementSource,
+          updatedMs: now - 30 * 86_400_000,
+        }),
+      );
     }
     let ev = state.events.get(eventTicker);
     if (!ev) {
@@ -336,6 +421,8 @@ function buildWorld(state: KalshiState): void {
         strikeMs: Date.parse(s.closeTime),
         markets: [],
         isMve: false,
+        feeTypeOverride: EVENT_FEE_OVERRIDES[eventTicker]?.feeType ?? null,
+        feeMultiplierOverride: EVENT_FEE_OVERRIDES[eventTicker]?.feeMultiplier ?? null,
       };
       state.events.set(eventTicker, ev);
     }
@@ -366,6 +453,9 @@ function buildWorld(state: KalshiState): void {
       result: s.status === "resolved" ? (s.resolution ?? "") : "",
       tick,
       priceLevelStructure: structure,
+      fractional: false,
+      // A seeded settled market settled at its expected expiration, an hour after close.
+      settledMs: s.status === "resolved" ? closeMs + 3_600_000 : null,
       mve: null,
       lastPrice: price,
       previousPrice: clampPrice(price - tick * rng.int(-3, 3), tick),
@@ -379,6 +469,10 @@ function buildWorld(state: KalshiState): void {
       asks: [],
       anchor: s.yesPrice,
     };
+    // `previous_price_dollars` is the price 24 h before the listing: the candlestick history's then
+    // (none for a market open less than a day). The RNG draw above stays, so the stream is unchanged.
+    const dayAgoMinute = Math.floor(now / 60_000) - 1_440;
+    m.previousPrice = openMs <= dayAgoMinute * 60_000 ? pathPrice(state.seed, m, dayAgoMinute) : 0;
     seedBook(state, m, s.yesPrice);
     regular.push(m);
     state.markets.set(m.ticker, m);
@@ -403,13 +497,16 @@ function buildWorld(state: KalshiState): void {
     const ticker = `${eventTicker}-${suffix.slice(0, 5)}`;
     const seriesTicker = "KXMVECROSSCATEGORY";
     if (!state.series.has(seriesTicker)) {
-      state.series.set(seriesTicker, {
-        ticker: seriesTicker,
-        title: "Cross-category combos",
-        category: "Exotics",
-        frequency: "custom",
-        settlementSource: "Underlying markets",
-      });
+      state.series.set(
+        seriesTicker,
+        newSeries(seriesTicker, {
+          title: "Cross-category combos",
+          category: "Exotics",
+          frequency: "custom",
+          settlementSource: "Underlying markets",
+          updatedMs: now - 30 * 86_400_000,
+        }),
+      );
     }
     const price = clampPrice(Math.round((a.lastPrice * b.lastPrice) / PRICE_SCALE / 100) * 100, 100);
     const ev: KEvent = {
@@ -423,6 +520,8 @@ function buildWorld(state: KalshiState): void {
       strikeMs: Math.max(a.closeMs, b.closeMs),
       markets: [],
       isMve: true,
+      feeTypeOverride: null,
+      feeMultiplierOverride: null,
     };
     state.events.set(eventTicker, ev);
     const m: KMarket = {

@@ -58,13 +58,61 @@ export const parsePriceDollars = (input: unknown): number | null => parseDecimal
 export const parseCountFp = (input: unknown): number | null => parseDecimal(input, COUNT_SCALE, 0, 2);
 
 /**
- * Kalshi's published taker fee: ceil(0.07 × C × P × (1 − P)) rounded up to the next cent.
- * In units: 7·Cu·Pu·(1e4 − Pu) / 1e10 cents, with BigInt so large orders stay exact.
+ * Kalshi's trade fee for one fill, in micro-dollars, rounded up to $0.0001 (the "trade fee" of
+ * docs.kalshi.com/getting_started/fee_rounding). The coefficient comes from the series' fee type
+ * and multiplier m (SDK 3.30 `Series.fee_type`): takers pay 0.07·m·C·P·(1 − P); makers pay a
+ * quarter of that on `quadratic_with_maker_fees`, half on `quadratic_with_combo_maker_fees`, nothing
+ * otherwise. `flat` ("Specific Trading Fees Table", not published in a form we could read) is served
+ * as a price-independent 0.0175·m a contract for takers. Count in 1e-2 units, price in 1e-4 units.
  */
-export function takerFeeCents(countUnits: number, priceUnits: number): number {
-  const num = 7n * BigInt(countUnits) * BigInt(priceUnits) * BigInt(PRICE_SCALE - priceUnits);
-  const den = 10_000_000_000n;
-  return Number((num + den - 1n) / den);
+export function tradeFeeMicro(
+  fees: { feeType: string; feeMultiplier: number },
+  isTaker: boolean,
+  countUnits: number,
+  priceUnits: number,
+): number {
+  const share = isTaker
+    ? 1
+    : fees.feeType === "quadratic_with_maker_fees"
+      ? 0.25
+      : fees.feeType === "quadratic_with_combo_maker_fees"
+        ? 0.5
+        : 0;
+  // The coefficient in units of 1e-8 (0.07 -> 7,000,000).
+  const coef = BigInt(Math.round(7_000_000 * fees.feeMultiplier * share));
+  if (coef === 0n || countUnits <= 0) return 0;
+  let num: bigint;
+  let den: bigint;
+  if (fees.feeType === "flat") {
+    if (!isTaker) return 0;
+    // (coef/4)/1e8 dollars × C = coef·Cu / (4·1e8·100) dollars = coef·Cu / 4e4 micro
+    num = coef * BigInt(countUnits);
+    den = 40_000n;
+  } else {
+    if (priceUnits <= 0 || priceUnits >= PRICE_SCALE) return 0;
+    // coef/1e8 × Cu/100 × Pu/1e4 × (1e4 − Pu)/1e4 dollars, × 1e6 for micro
+    num = coef * BigInt(countUnits) * BigInt(priceUnits) * BigInt(PRICE_SCALE - priceUnits);
+    den = 1_000_000_000_000n;
+  }
+  const centicents = (num + den * 100n - 1n) / (den * 100n);
+  return Number(centicents) * 100;
+}
+
+/**
+ * A fill's net fee after the venue's rounding: the balance change (−cost − trade fee) is floored to
+ * the cent, the difference is a rounding fee, and the order's accumulated rounding comes back a whole
+ * cent at a time (docs.kalshi.com/getting_started/fee_rounding; accounts that settle in cents).
+ */
+export function netFeeMicro(
+  costMicro: number,
+  tradeFee: number,
+  carryMicro: number,
+): { fee: number; carry: number } {
+  const change = -costMicro - tradeFee;
+  const rounding = change - Math.floor(change / 10_000) * 10_000;
+  const owed = carryMicro + rounding;
+  const rebate = Math.floor(owed / 10_000) * 10_000;
+  return { fee: tradeFee + rounding - rebate, carry: owed - rebate };
 }
 
 /** The fakes' shared PRNG; Kalshi's keeps its own fallback for a zero seed, so worlds stay the same. */

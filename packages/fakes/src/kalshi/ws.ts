@@ -110,9 +110,6 @@ function fillMsg(f: KFill): Record<string, unknown> {
     fee_cost: fmtMicroDollars(f.feeMicro),
     outcome_side: f.outcomeSide,
     book_side: f.bookSide,
-    side: f.side,
-    action: f.action,
-    purchased_side: f.bookSide === "bid" ? "yes" : "no",
     post_position_fp: fmtFp(f.postPosition),
     ts: Math.floor(f.createdMs / 1000),
     ts_ms: f.createdMs,
@@ -221,7 +218,7 @@ export function attachWs(server: Server, ctx: Ctx): KalshiWs {
     return null;
   };
   const checkMarkets = (tickers: string[]) => {
-    for (const t of tickers) if (!state.markets.has(t)) throw new CommandError(16);
+    for (const t of tickers) if (!state.liveMarket(t)) throw new CommandError(16);
   };
 
   const handle = (c: Conn, raw: string) => {

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import { history, INTERVAL_SECONDS } from "./history";
+import { CLOSED_MIN_FIDELITY, history, INTERVAL_SECONDS, MAX_WINDOW_SECONDS } from "./history";
 import { flip, type PmMarket, type PolymarketState, type Side } from "./state";
 import { fmtPrice, fmtScaled, fmtSize, PRICE_SCALE, priceNum } from "./units";
 
@@ -108,8 +108,8 @@ function clobMarket(state: PolymarketState, m: PmMarket): Record<string, unknown
     game_start_time: null,
     seconds_delay: 0,
     fpmm: "",
-    maker_base_fee: 0,
-    taker_base_fee: 0,
+    maker_base_fee: m.fees?.baseFee ?? 0,
+    taker_base_fee: m.fees?.baseFee ?? 0,
     notifications_enabled: true,
     neg_risk: m.negRisk,
     neg_risk_market_id: "",
@@ -309,7 +309,9 @@ export async function clobPublicRoutes(app: FastifyInstance, ctx: ClobContext): 
 
   app.get("/fee-rate", async (req, reply) => {
     const t = (req.query as Q).token_id;
-    return t && state.byToken.has(t) ? { base_fee: 0 } : noBook(reply);
+    const m = t ? state.byToken.get(t) : undefined;
+    // The base fee: what clob-client-v2 signs into V1 orders as the most they agree to pay.
+    return m ? { base_fee: m.fees?.baseFee ?? 0 } : noBook(reply);
   });
 
   const historyFor = (
@@ -325,15 +327,31 @@ export async function clobPublicRoutes(app: FastifyInstance, ctx: ClobContext): 
       start = q.startTs ?? 0;
       end = q.endTs ?? nowS;
       if (!Number.isFinite(start) || !Number.isFinite(end) || end < start) return "invalid startTs/endTs";
+      // The window cap applies to an explicit pair only (a startTs alone was seen to pass).
+      if (q.startTs !== undefined && q.endTs !== undefined && end - start > MAX_WINDOW_SECONDS)
+        return "invalid filters: 'startTs' and 'endTs' interval is too long";
     } else {
       const span = INTERVAL_SECONDS[q.interval ?? "1d"];
       if (span === undefined) return `invalid interval: ${q.interval}`;
       end = nowS;
       start = nowS - span;
     }
+    const fidelity = q.fidelity ?? 1;
+    // Closed and resolved markets keep only their coarse history: an empty answer, not an error.
+    if (m.status !== "open" && fidelity < CLOSED_MIN_FIDELITY) return [];
     const anchorS = Math.floor(state.startedAt / 1000);
     const anchor = Math.round(m.seed.yesPrice * PRICE_SCALE);
-    return history(state.seed, m, token === m.yesTokenId, start, end, q.fidelity ?? 1, anchorS, anchor);
+    // Nothing after now.
+    return history(
+      state.seed,
+      m,
+      token === m.yesTokenId,
+      start,
+      Math.min(end, nowS),
+      fidelity,
+      anchorS,
+      anchor,
+    );
   };
 
   app.get("/prices-history", async (req, reply) => {
@@ -418,9 +436,10 @@ export async function clobPublicRoutes(app: FastifyInstance, ctx: ClobContext): 
       t: m.tokenIds.map((t, i) => ({ t, o: m.outcomes[i] })),
       mts: priceNum(m.tick),
       nr: m.negRisk,
-      fd: { r: 0, e: 0, to: true },
-      mbf: 0,
-      tbf: 0,
+      // Fee details as clob-client-v2 reads them (getClobMarketInfo: rate `r`, exponent `e`, taker-only `to`).
+      fd: m.fees ? { r: m.fees.rate, e: m.fees.exponent, to: m.fees.takerOnly } : { r: 0, e: 0, to: true },
+      mbf: m.fees?.baseFee ?? 0,
+      tbf: m.fees?.baseFee ?? 0,
       mos: m.minSize / 1_000_000,
       ao: m.status === "open",
     };

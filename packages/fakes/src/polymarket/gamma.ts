@@ -3,11 +3,15 @@
  * Gamma's quirks are the point of this module: `outcomes`, `outcomePrices` and `clobTokenIds` are
  * JSON-encoded strings, `volume`/`liquidity` are strings on markets but numbers on events, list
  * endpoints return bare arrays, and `/markets` applies an implicit `closed=false`.
+ * The offset lists are deprecated as on the venue (VENUES-AUDIT #8: `deprecation: true`, `sunset`,
+ * `warning: 299 - "use /markets/keyset"` headers; forecastingresearch/forecastbench#194) and answer
+ * 422 "offset too large, use /markets/keyset" past their offset cap. Keyset pages hold at most 100
+ * markets or 500 events; `condition_ids`/`clob_token_ids` take at most 100 ids (nautilus gamma docs).
  * Wire format: VENUES.md §1.2.
  */
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { Category } from "../world/seed";
-import { syntheticYes } from "./history";
+import { yesAt } from "./history";
 import type { PmEvent, PmMarket, PolymarketState } from "./state";
 import { fmtPrice, PRICE_SCALE, priceNum } from "./units";
 
@@ -21,8 +25,14 @@ const TAGS: Record<Category, { id: string; label: string; slug: string }> = {
 };
 
 export const GAMMA_MAX_LIMIT = 100;
+/** Default offset cap of the legacy lists: third parties report 10,000 (one 422 was seen near 23,500). */
 export const GAMMA_MAX_OFFSET = 10_000;
-export const KEYSET_MAX_LIMIT = 500;
+export const MARKETS_KEYSET_MAX_LIMIT = 100;
+export const EVENTS_KEYSET_MAX_LIMIT = 500;
+/** Most ids one `condition_ids` / `clob_token_ids` filter takes. */
+export const MAX_IDS_PER_FILTER = 100;
+/** When the legacy lists were sunset (their `sunset` header). */
+const SUNSET = "Fri, 01 May 2026 00:00:00 GMT";
 
 const dateOnly = (iso: string): string => iso.slice(0, 10);
 const round = (n: number, d = 6): number => Math.round(n * 10 ** d) / 10 ** d;
@@ -35,12 +45,15 @@ function yesDisplay(state: PolymarketState, m: PmMarket): number {
   return m.lastTrade?.price ?? m.fair;
 }
 
-/** YES price now minus 24 h ago, on the same deterministic history `/prices-history` serves. */
+/**
+ * YES price now (the displayed `outcomePrices` one) minus the price 24 h ago on the same
+ * deterministic history `/prices-history` serves, so `price − oneDayPriceChange` is that point.
+ */
 function oneDayChange(state: PolymarketState, m: PmMarket, yesNow: number): number {
   const anchorS = Math.floor(state.startedAt / 1000);
   const anchor = Math.round(m.seed.yesPrice * PRICE_SCALE);
   const t = Math.floor(state.clock() / 1000) - 86_400;
-  const then = t < anchorS ? syntheticYes(state.seed, m, t, anchorS, anchor) : anchor / PRICE_SCALE;
+  const then = yesAt(state.seed, m, t, anchorS, anchor);
   return Math.round((yesNow / PRICE_SCALE - then) * 10_000) / 10_000;
 }
 
@@ -94,7 +107,9 @@ export function gammaMarket(state: PolymarketState, m: PmMarket, withEvent = tru
     enableOrderBook: true,
     acceptingOrders: open,
     negRisk: m.negRisk,
-    orderPriceMinTickSize: priceNum(m.tick),
+    // The tick the market was listed with: the CLOB's dynamic changes (near 0.04/0.96) are not
+    // mirrored here (README "Choices"), so a client has to read the CLOB's.
+    orderPriceMinTickSize: m.seed.tickSize,
     orderMinSize: m.minSize / 1_000_000,
     bestBid: open && bid !== null ? priceNum(bid) : 0,
     bestAsk: open && ask !== null ? priceNum(ask) : 1,
@@ -102,11 +117,20 @@ export function gammaMarket(state: PolymarketState, m: PmMarket, withEvent = tru
     lastTradePrice: priceNum(m.lastTrade?.price ?? yes),
     oneDayPriceChange: open ? oneDayChange(state, m, yes) : 0,
     umaResolutionStatus: m.status === "resolved" ? "resolved" : undefined,
-    feesEnabled: false,
+    // Fee fields as 2026 captures show them: the schedule is the rate; the base fees (1000 on every
+    // fee-enabled market) are a cap, not a rate. `feeType`'s values are not known: always null here.
+    feesEnabled: m.fees !== null,
     feeType: null,
-    feeSchedule: { exponent: 0, rate: 0, rebateRate: 0, takerOnly: true },
-    makerBaseFee: 0,
-    takerBaseFee: 0,
+    feeSchedule: m.fees
+      ? {
+          exponent: m.fees.exponent,
+          rate: m.fees.rate,
+          rebateRate: m.fees.rebateRate,
+          takerOnly: m.fees.takerOnly,
+        }
+      : { exponent: 0, rate: 0, rebateRate: 0, takerOnly: true },
+    makerBaseFee: m.fees?.baseFee ?? 0,
+    takerBaseFee: m.fees?.baseFee ?? 0,
   };
   if (m.negRisk) market.negRiskMarketID = negRiskMarketId(m.event);
   if (market.umaResolutionStatus === undefined) delete market.umaResolutionStatus;
@@ -193,13 +217,21 @@ const num = (q: Query, name: string): number | undefined => {
 
 class BadQuery extends Error {}
 
-function paging(q: Query): { limit: number; offset: number } {
+function paging(q: Query, maxOffset: number, keyset: string): { limit: number; offset: number } {
   const limit = num(q, "limit") ?? GAMMA_MAX_LIMIT;
   const offset = num(q, "offset") ?? 0;
   if (limit < 0 || offset < 0 || !Number.isInteger(limit) || !Number.isInteger(offset))
     throw new BadQuery("invalid limit/offset");
-  if (offset > GAMMA_MAX_OFFSET) throw new BadQuery(`offset must be <= ${GAMMA_MAX_OFFSET}`);
+  if (offset > maxOffset) throw new BadQuery(`offset too large, use ${keyset}`);
   return { limit: Math.min(limit, GAMMA_MAX_LIMIT), offset };
+}
+
+/** The deprecation headers the legacy lists carry (forecastingresearch/forecastbench#194). */
+function deprecated(reply: FastifyReply, keyset: string): void {
+  void reply
+    .header("deprecation", "true")
+    .header("sunset", SUNSET)
+    .header("warning", `299 - "use ${keyset}"`);
 }
 
 function inRange(value: number, q: Query, min: string, max: string): boolean {
@@ -242,6 +274,8 @@ function filterMarkets(state: PolymarketState, q: Query, implicitOpen: boolean):
   const slugs = many(q, "slug");
   const tokens = many(q, "clob_token_ids");
   const conds = many(q, "condition_ids").map((c) => c.toLowerCase());
+  if (tokens.length > MAX_IDS_PER_FILTER || conds.length > MAX_IDS_PER_FILTER)
+    throw new BadQuery(`at most ${MAX_IDS_PER_FILTER} ids per filter`);
   const qids = many(q, "question_ids").map((c) => c.toLowerCase());
   const tagIds = many(q, "tag_id");
   let closed = bool(q, "closed");
@@ -307,9 +341,9 @@ function decodeCursor(c: string | undefined): number {
   return Number(m[1]);
 }
 
-function keyset<T>(rows: T[], q: Query, name: string): Record<string, unknown> {
+function keyset<T>(rows: T[], q: Query, name: string, maxLimit: number): Record<string, unknown> {
   if (one(q, "offset") !== undefined) throw new BadQuery("offset is not supported; use after_cursor");
-  const limit = Math.min(num(q, "limit") ?? 100, KEYSET_MAX_LIMIT);
+  const limit = Math.min(num(q, "limit") ?? 100, maxLimit);
   if (limit <= 0) throw new BadQuery("invalid limit");
   const start = decodeCursor(one(q, "after_cursor"));
   const page = rows.slice(start, start + limit);
@@ -323,13 +357,18 @@ function bad(reply: FastifyReply, err: unknown) {
   throw err;
 }
 
-export async function gammaRoutes(app: FastifyInstance, opts: { state: PolymarketState }): Promise<void> {
+export async function gammaRoutes(
+  app: FastifyInstance,
+  opts: { state: PolymarketState; maxOffset?: number },
+): Promise<void> {
   const { state } = opts;
+  const maxOffset = opts.maxOffset ?? GAMMA_MAX_OFFSET;
 
   app.get("/events", async (req, reply) => {
     try {
       const q = req.query as Query;
-      const { limit, offset } = paging(q);
+      deprecated(reply, "/events/keyset");
+      const { limit, offset } = paging(q, maxOffset, "/events/keyset");
       return filterEvents(state, q).slice(offset, offset + limit);
     } catch (err) {
       return bad(reply, err);
@@ -339,7 +378,7 @@ export async function gammaRoutes(app: FastifyInstance, opts: { state: Polymarke
   app.get("/events/keyset", async (req, reply) => {
     try {
       const q = req.query as Query;
-      return keyset(filterEvents(state, q), q, "events");
+      return keyset(filterEvents(state, q), q, "events", EVENTS_KEYSET_MAX_LIMIT);
     } catch (err) {
       return bad(reply, err);
     }
@@ -358,7 +397,8 @@ export async function gammaRoutes(app: FastifyInstance, opts: { state: Polymarke
   app.get("/markets", async (req, reply) => {
     try {
       const q = req.query as Query;
-      const { limit, offset } = paging(q);
+      deprecated(reply, "/markets/keyset");
+      const { limit, offset } = paging(q, maxOffset, "/markets/keyset");
       const rows = sortBy(
         filterMarkets(state, q, true).map((m) => gammaMarket(state, m)),
         q,
@@ -376,7 +416,7 @@ export async function gammaRoutes(app: FastifyInstance, opts: { state: Polymarke
         filterMarkets(state, q, true).map((m) => gammaMarket(state, m)),
         q,
       );
-      return keyset(rows, q, "markets");
+      return keyset(rows, q, "markets", MARKETS_KEYSET_MAX_LIMIT);
     } catch (err) {
       return bad(reply, err);
     }

@@ -2,6 +2,9 @@
  * Deterministic price history for `GET /prices-history`: before the fake started, a smooth seeded
  * walk that lands on the market's starting fair price; after it, the real prints of this run.
  * The same seed and the same timestamp always give the same point. Wire format: VENUES.md §1.3.
+ * The venue's limits (VENUES-AUDIT #6, observed by third parties, unverified): an explicit
+ * `startTs`..`endTs` spans at most 15 days, and a closed or resolved market has nothing below
+ * 720-minute fidelity.
  */
 import type { PmMarket } from "./state";
 import { hash32, PRICE_SCALE } from "./units";
@@ -38,6 +41,24 @@ export function syntheticYes(
   const amp = Math.min(0.25, 0.02 + ageDays * 0.01) * Math.min(base, 1 - base) * 2;
   const p = base + amp * (noise(seed, m.seed.key, t) - noise(seed, m.seed.key, anchorS));
   return Math.min(0.999, Math.max(0.001, Math.round(p * 1000) / 1000));
+}
+
+/** Longest `endTs − startTs` one request may ask for: 15 days = 1,296,000 s (observed). */
+export const MAX_WINDOW_SECONDS = 15 * 86_400;
+/** Finest fidelity (minutes) served for a closed or resolved market (Polymarket/py-clob-client#216). */
+export const CLOSED_MIN_FIDELITY = 720;
+
+/** YES probability at unix second `t`: the synthetic walk before `anchorS`, then the last print (or the anchor). */
+export function yesAt(seed: number, m: PmMarket, t: number, anchorS: number, anchorPrice: number): number {
+  if (t < anchorS) return syntheticYes(seed, m, t, anchorS, anchorPrice);
+  let lo = 0;
+  let hi = m.prints.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (m.prints[mid]!.t <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return (lo > 0 ? m.prints[lo - 1]!.p : anchorPrice) / PRICE_SCALE;
 }
 
 export const INTERVAL_SECONDS: Record<string, number> = {

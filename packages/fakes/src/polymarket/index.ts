@@ -18,7 +18,14 @@ import { attachWebSockets, type WsHub } from "./ws";
 
 export type { ApiCreds } from "./auth";
 export { CLOB_AUTH_MESSAGE, CLOB_AUTH_TYPES, hmacSignature } from "./auth";
-export { EXCHANGE_V2, EXCHANGE_V3, NEG_RISK_EXCHANGE_V2, ORDER_TYPES, orderDomain } from "./orders";
+export {
+  AMOY_EXCHANGE_V3,
+  EXCHANGE_V2,
+  EXCHANGE_V3,
+  NEG_RISK_EXCHANGE_V2,
+  ORDER_TYPES,
+  orderDomain,
+} from "./orders";
 export type { BookInput, LevelInput, MalformKind, MarketInfo, PolymarketScript, WalletInput } from "./script";
 
 export interface PolymarketFakeOptions {
@@ -44,6 +51,11 @@ export interface PolymarketFakeOptions {
   ordersPageSize?: number;
   /** Clock in unix ms (default `Date.now`): timestamps, auth freshness, GTD expiry, history. */
   now?: () => number;
+  /**
+   * Largest `offset` the deprecated Gamma lists accept before 422 "offset too large"; default 10,000
+   * (what third parties report; the venue's own figure is unverified).
+   */
+  gammaMaxOffset?: number;
 }
 
 export interface PolymarketFake {
@@ -94,7 +106,12 @@ export async function startPolymarketFake(options: PolymarketFakeOptions = {}): 
       ordersPageSize,
     });
   });
-  const gamma = await serviceApp(faults, "gamma", (app) => gammaRoutes(app, { state }));
+  const gamma = await serviceApp(faults, "gamma", (app) =>
+    gammaRoutes(app, {
+      state,
+      ...(options.gammaMaxOffset !== undefined ? { maxOffset: options.gammaMaxOffset } : {}),
+    }),
+  );
   const data = await serviceApp(faults, "data", (app) => dataRoutes(app, { state }));
 
   let hub: WsHub | null = null;

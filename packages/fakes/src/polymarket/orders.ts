@@ -1,11 +1,26 @@
 /**
- * CLOB V2 trading: EIP-712 order verification (domain per exchange version and neg-risk flag,
- * signature types EOA / proxy / safe with a funder), the venue's order checks (owner, signer, tick,
- * minimum size, expiration, post-only, balance, duplicates), matching against the book and other
- * users' orders, cancels, and the L2 read endpoints. Wire format: VENUES.md §1.6 and §1.7.
+ * CLOB V2 trading: EIP-712 order verification (domain per chain, exchange version and neg-risk
+ * flag; signature types EOA / proxy / safe with a funder, and POLY_1271 deposit wallets checked
+ * the way the wallet contract checks them under ERC-1271), the venue's order checks (owner, signer,
+ * tick, amount precision, minimum size, expiration, post-only, balance, duplicates), matching
+ * against the book and other users' orders, cancels, and the L2 read endpoints. Wire format:
+ * VENUES.md §1.6 and §1.7; wallets and precision in this folder's README.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { hashTypedData, isAddress, recoverTypedDataAddress } from "viem";
+import {
+  size as byteLength,
+  concat,
+  encodeAbiParameters,
+  type Hex,
+  hashTypedData,
+  isAddress,
+  keccak256,
+  recoverAddress,
+  recoverTypedDataAddress,
+  slice,
+  stringToHex,
+  toHex,
+} from "viem";
 import { type ApiKeyRecord, type ApiKeyStore, type AuthOptions, requireL2 } from "./auth";
 import { CURSOR_END, cursorPage, NO_BOOK } from "./clob";
 import {
@@ -23,6 +38,8 @@ import { fmtPrice, fmtSize, PRICE_SCALE } from "./units";
 export const EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B" as const;
 export const NEG_RISK_EXCHANGE_V2 = "0xe2222d279d744050d28e00520010520000310F59" as const;
 export const EXCHANGE_V3 = "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa" as const;
+/** Amoy (80002) has the same V2 exchanges and its own ExchangeV3 (clob-client-v2 `config.js`). */
+export const AMOY_EXCHANGE_V3 = "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D" as const;
 const MAX_ALLOWANCE = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
 
 export const ORDER_TYPES = {
@@ -87,15 +104,93 @@ export interface TradingContext {
   keys: ApiKeyStore;
   auth: AuthOptions;
   version: () => number;
-  /** `${signer}:${signatureType}` (lowercase) → funder address for proxy / safe wallets. */
+  /**
+   * `${signer}:${signatureType}` (lowercase) → funder address for proxy / safe wallets; for a
+   * deposit wallet (type 3) the signer is the wallet's owner and the funder the wallet.
+   */
   funders: Map<string, string>;
   ordersPageSize: number;
 }
 
-/** EIP-712 domain of the exchange an order is signed for (VENUES.md §1.6). */
+/** EIP-712 domain of the exchange an order is signed for (VENUES.md §1.6), per chain. */
 export function orderDomain(version: number, negRisk: boolean, chainId: number) {
-  const verifyingContract = version >= 3 ? EXCHANGE_V3 : negRisk ? NEG_RISK_EXCHANGE_V2 : EXCHANGE_V2;
+  const v3 = chainId === 80002 ? AMOY_EXCHANGE_V3 : EXCHANGE_V3;
+  const verifyingContract = version >= 3 ? v3 : negRisk ? NEG_RISK_EXCHANGE_V2 : EXCHANGE_V2;
   return { name: "Polymarket CTF Exchange", version: String(version), chainId, verifyingContract } as const;
+}
+
+/** The owner of a registered deposit wallet (lowercase), if `wallet` is one. */
+function depositWalletOwner(funders: Map<string, string>, wallet: string): string | undefined {
+  const w = wallet.toLowerCase();
+  for (const [key, funder] of funders) {
+    if (funder === w && key.endsWith(":3")) return key.slice(0, -2);
+  }
+  return undefined;
+}
+
+const ORDER_TYPE_STRING =
+  "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount,uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)";
+
+/**
+ * ERC-1271 `isValidSignature(hash, signature)` of a deposit wallet owned by `owner`, as an ERC-7739
+ * wallet answers it: the signature is `ownerSig(65) ‖ appDomainSeparator ‖ contents ‖
+ * contentsType ‖ uint16(len(contentsType))`; the wallet checks that `hash` is the app-domain hash
+ * of `contents`, then that the owner signed `TypedDataSign(contents, the wallet's own domain fields
+ * name "DepositWallet", version "1", chainId, the wallet's address, salt 0)` under the app domain.
+ */
+async function depositWalletAccepts(
+  wallet: string,
+  owner: string,
+  hash: Hex,
+  signature: Hex,
+  chainId: number,
+): Promise<boolean> {
+  try {
+    const total = byteLength(signature);
+    if (total < 65 + 64 + 2) return false;
+    const typeLength = Number.parseInt(slice(signature, total - 2).slice(2), 16);
+    const typeStart = total - 2 - typeLength;
+    if (typeStart !== 65 + 64) return false;
+    const ownerSig = slice(signature, 0, 65);
+    const appSeparator = slice(signature, 65, 97);
+    const contents = slice(signature, 97, 129);
+    const contentsType = Buffer.from(slice(signature, typeStart, total - 2).slice(2), "hex").toString("utf8");
+    if (contentsType !== ORDER_TYPE_STRING) return false;
+    if (keccak256(concat(["0x1901", appSeparator, contents])) !== hash) return false;
+    const contentsName = contentsType.slice(0, contentsType.indexOf("("));
+    const typeHash = keccak256(
+      stringToHex(
+        `TypedDataSign(${contentsName} contents,string name,string version,uint256 chainId,address verifyingContract,bytes32 salt)${contentsType}`,
+      ),
+    );
+    const structHash = keccak256(
+      encodeAbiParameters(
+        [
+          { type: "bytes32" },
+          { type: "bytes32" },
+          { type: "bytes32" },
+          { type: "bytes32" },
+          { type: "uint256" },
+          { type: "address" },
+          { type: "bytes32" },
+        ],
+        [
+          typeHash,
+          contents,
+          keccak256(stringToHex("DepositWallet")),
+          keccak256(stringToHex("1")),
+          BigInt(chainId),
+          wallet as Hex,
+          toHex(0, { size: 32 }),
+        ],
+      ),
+    );
+    const digest = keccak256(concat(["0x1901", appSeparator, structHash]));
+    const recovered = await recoverAddress({ hash: digest, signature: ownerSig });
+    return recovered.toLowerCase() === owner.toLowerCase();
+  } catch {
+    return false;
+  }
 }
 
 export function orderMessage(o: SignedOrderJson) {
@@ -153,12 +248,24 @@ function validateShape(b: unknown): PostOrderBody {
   return body;
 }
 
+/** Whether the order's signature is valid for its signer: ECDSA for types 0–2, ERC-1271 for 3. */
 async function recovers(
   o: SignedOrderJson,
   version: number,
   negRisk: boolean,
   chainId: number,
+  depositOwner?: string,
 ): Promise<boolean> {
+  if (o.signatureType === 3) {
+    if (!depositOwner) return false;
+    const hash = hashTypedData({
+      domain: orderDomain(version, negRisk, chainId),
+      types: ORDER_TYPES,
+      primaryType: "Order",
+      message: orderMessage(o),
+    });
+    return depositWalletAccepts(o.signer, depositOwner, hash, o.signature as Hex, chainId);
+  }
   try {
     const addr = await recoverTypedDataAddress({
       domain: orderDomain(version, negRisk, chainId),
@@ -191,25 +298,33 @@ async function placeOrder(ctx: TradingContext, key: ApiKeyRecord, raw: unknown):
   const o = body.order;
   const orderType: OrderType = body.orderType ?? "GTC";
   if (body.owner !== key.apiKey) throw new Reject("the order owner has to be the owner of the API KEY");
-  if (o.signer.toLowerCase() !== key.address.toLowerCase())
+  // A deposit wallet signs as itself; its API key is the owner's, derived with the owner's L1
+  // signature as the official client does (whether the venue binds it so is unverified: README).
+  const depositOwner = o.signatureType === 3 ? depositWalletOwner(ctx.funders, o.signer) : undefined;
+  if (o.signer.toLowerCase() !== key.address.toLowerCase() && depositOwner !== key.address.toLowerCase())
     throw new Reject("the order signer address has to be the address of the API KEY");
   const m = state.byToken.get(o.tokenId);
   if (m?.status !== "open") throw new Reject(NO_BOOK);
 
-  // Signature type and funder (VENUES.md §1.6: maker = funder, signer = EOA).
+  // Signature type and funder (VENUES.md §1.6: maker = funder, signer = EOA; for a deposit wallet
+  // maker = signer = the wallet).
   if (o.signatureType === 0) {
     if (o.maker.toLowerCase() !== o.signer.toLowerCase()) throw new Reject("invalid signature");
   } else if (o.signatureType === 1 || o.signatureType === 2) {
     const funder = ctx.funders.get(`${o.signer.toLowerCase()}:${o.signatureType}`);
     if (!funder || funder !== o.maker.toLowerCase()) throw new Reject("invalid signature");
+  } else if (o.signatureType === 3) {
+    if (!depositOwner || o.maker.toLowerCase() !== o.signer.toLowerCase())
+      throw new Reject("invalid signature");
   } else {
     throw new Reject("invalid signature");
   }
 
   const version = ctx.version();
-  if (!(await recovers(o, version, m.negRisk, ctx.auth.chainId))) {
+  if (!(await recovers(o, version, m.negRisk, ctx.auth.chainId, depositOwner))) {
     const other = version >= 3 ? 2 : 3;
-    if (await recovers(o, other, m.negRisk, ctx.auth.chainId)) throw new Reject("order_version_mismatch");
+    if (await recovers(o, other, m.negRisk, ctx.auth.chainId, depositOwner))
+      throw new Reject("order_version_mismatch");
     throw new Reject("invalid signature");
   }
   const orderID = hashTypedData({
@@ -350,8 +465,10 @@ function decimalsOf(micro: bigint): number {
 }
 
 /**
- * Amount precision per the rounding table (VENUES.md §1.6 "Amounts"): sizes (and a market BUY's
- * dollars) have at most 2 decimals; the other amount at most price decimals + 2 for the tick.
+ * Amount precision. Limit orders follow the rounding table (VENUES.md §1.6 "Amounts"): the share
+ * amount at most 2 decimals, the cash amount at most price decimals + 2 for the tick. FAK/FOK
+ * ("market") orders: the maker amount at most 2 decimals and the taker amount at most 4, whatever
+ * the tick (the venue's error text, quoted in public issues: README).
  */
 function checkAccuracy(
   m: PmMarket,
@@ -361,11 +478,9 @@ function checkAccuracy(
   takerAmount: bigint,
 ): void {
   const amountDecimals = tickDecimals(m.tick) + 2;
-  const sizeFirst = market || side === "SELL"; // which amount is the 2-decimal one
-  const [sizeAmt, otherAmt] = sizeFirst ? [makerAmount, takerAmount] : [takerAmount, makerAmount];
-  if (decimalsOf(sizeAmt) > 2 || decimalsOf(otherAmt) > amountDecimals) {
+  const [makerDec, takerDec] = market ? [2, 4] : side === "SELL" ? [2, amountDecimals] : [amountDecimals, 2];
+  if (decimalsOf(makerAmount) > makerDec || decimalsOf(takerAmount) > takerDec) {
     const kind = `${market ? "market " : ""}${side === "BUY" ? "buy" : "sell"}`;
-    const [makerDec, takerDec] = sizeFirst ? [2, amountDecimals] : [amountDecimals, 2];
     throw new Reject(
       `invalid amounts, the ${kind} orders maker amount supports a max accuracy of ${makerDec} decimals, taker amount a max of ${takerDec} decimals`,
     );

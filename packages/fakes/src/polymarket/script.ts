@@ -31,11 +31,14 @@ export interface BookInput {
 }
 
 export interface WalletInput {
-  /** The signer (EOA). */
+  /** The signer (EOA); for a deposit wallet (type 3), the wallet's owner. */
   address: string;
-  /** Proxy / safe wallet that holds the funds (the order's `maker`) for signature types 1 and 2. */
+  /**
+   * Proxy / safe wallet that holds the funds (the order's `maker`) for signature types 1 and 2; the
+   * deposit wallet (the order's `maker` and `signer`, checked under ERC-1271) for type 3.
+   */
   funder?: string;
-  signatureType?: 0 | 1 | 2;
+  signatureType?: 0 | 1 | 2 | 3;
   /** pUSD balance of the funding wallet, in dollars. */
   collateral?: number | string;
   /** Outcome-token balances of the funding wallet: token id (or market key + ":yes"/":no") → shares. */
@@ -99,8 +102,14 @@ function transform(value: unknown, kind: MalformKind, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   const obj = value as Record<string, unknown>;
   const keys = Object.keys(obj);
-  const drop = kind === "missing-fields" ? MISSING.filter((k) => k in obj) : [];
-  if (kind === "missing-fields" && drop.length === 0 && depth === 0 && keys[0]) drop.push(keys[0]);
+  // A keyset page (`{markets|events: [...], next_cursor?}`) stays whole: the rows in it lose their fields.
+  const envelope =
+    depth === 0 &&
+    (Array.isArray(obj.markets) || Array.isArray(obj.events)) &&
+    !("conditionId" in obj || "slug" in obj);
+  const drop = kind === "missing-fields" && !envelope ? MISSING.filter((k) => k in obj) : [];
+  if (kind === "missing-fields" && !envelope && drop.length === 0 && depth === 0 && keys[0])
+    drop.push(keys[0]);
   for (const k of keys) if (!drop.includes(k)) out[k] = transform(obj[k], kind, depth + 1);
   if (kind === "unexpected-fields") {
     out.unexpectedField = "surprise";
@@ -175,6 +184,11 @@ export interface PolymarketScript {
   resolveMarket(ref: string, outcome: "yes" | "no"): void;
   closeMarket(ref: string): void;
   setTickSize(ref: string, tick: 0.1 | 0.01 | 0.001 | 0.0001): void;
+  /**
+   * A market's taker fee schedule from now on (Gamma `feeSchedule`, CLOB `fd`, and what takers are
+   * charged): `false` makes it fee-free; base fees are 1000 on a fee-enabled market.
+   */
+  setFees(ref: string, fees: false | { rate: number; exponent: number; takerOnly?: boolean }): void;
   /** Exchange version served by GET /version (EIP-712 domain version for orders). */
   setExchangeVersion(v: 2 | 3): void;
   goDown(down: boolean): void;
@@ -187,6 +201,13 @@ export interface PolymarketScript {
   injectUnexpectedFields(on: boolean): void;
   setLatency(ms: number): void;
   dropWebSockets(): void;
+  /**
+   * Stalls every open market-channel socket: it still answers PING with PONG but sends no book, price
+   * or trade message again (a stalled subscription). New connections are not stalled. Returns how many.
+   */
+  stallMarketSockets(): number;
+  /** Assets subscribed on each open market-channel socket. */
+  marketSubscriptions(): number[];
   registerWallet(w: WalletInput): void;
   /** Requests per endpoint, keyed "METHOD /service/route" (e.g. "GET /clob/book", "POST /clob/order"). */
   requests(): Record<string, number>;
@@ -263,6 +284,19 @@ export function createScript(deps: {
   return {
     market: (ref) => info(find(ref)),
     markets: () => state.markets.map(info),
+    setFees(ref, fees) {
+      const m = find(ref);
+      m.fees =
+        fees === false
+          ? null
+          : {
+              rate: fees.rate,
+              exponent: fees.exponent,
+              rebateRate: m.fees?.rebateRate ?? 0.25,
+              takerOnly: fees.takerOnly ?? true,
+              baseFee: 1000,
+            };
+    },
     setBook(ref, book) {
       const m = find(ref);
       let bids = book.bids.map(level);
@@ -320,6 +354,8 @@ export function createScript(deps: {
       faults.latencyMs = Math.max(0, ms);
     },
     dropWebSockets: () => deps.ws()?.dropAll(),
+    stallMarketSockets: () => deps.ws()?.stallMarketSockets() ?? 0,
+    marketSubscriptions: () => deps.ws()?.marketSubscriptions() ?? [],
     registerWallet(w) {
       const type = w.signatureType ?? (w.funder ? 2 : 0);
       if (w.funder && type !== 0)

@@ -14,6 +14,7 @@ import {
   Rng,
   sha256Hex,
   snapPrice,
+  takerFeeMicro,
   uint256Decimal,
   uuidFrom,
 } from "./units";
@@ -124,6 +125,47 @@ export interface PmMarket {
   /** YES price prints since the fake started: unix s and price units. */
   prints: { t: number; p: number }[];
   startDate: string;
+  /**
+   * The fee schedule (Gamma `feeSchedule`, CLOB `fd`), or null for a fee-free market. `baseFee`:
+   * `takerBaseFee`/`makerBaseFee` in bps, a cap (1000 on every fee-enabled market), not the rate.
+   */
+  fees: PmFees | null;
+}
+
+export interface PmFees {
+  rate: number;
+  exponent: number;
+  rebateRate: number;
+  takerOnly: boolean;
+  baseFee: number;
+}
+
+/**
+ * Taker fee rates by category as published in 2026 (crypto 7%, economics and culture 5%, politics
+ * 4%, sports 3%; exponent 1), charged on markets created from the fee rollout on; older markets
+ * stay fee-free.
+ */
+const CATEGORY_FEES: Record<SeedMarket["category"], { rate: number; rebateRate: number }> = {
+  crypto: { rate: 0.07, rebateRate: 0.2 },
+  economics: { rate: 0.05, rebateRate: 0.25 },
+  entertainment: { rate: 0.05, rebateRate: 0.25 },
+  weather: { rate: 0.05, rebateRate: 0.25 },
+  politics: { rate: 0.04, rebateRate: 0.25 },
+  sports: { rate: 0.03, rebateRate: 0.25 },
+};
+const FEE_ROLLOUT = "2026-03-30T00:00:00Z";
+
+function feesFor(s: SeedMarket, startDate: string): PmFees | null {
+  if (s.fees === false || (s.fees === undefined && Date.parse(startDate) < Date.parse(FEE_ROLLOUT)))
+    return null;
+  const category = CATEGORY_FEES[s.category];
+  return {
+    rate: typeof s.fees === "object" ? s.fees.rate : category.rate,
+    exponent: typeof s.fees === "object" ? s.fees.exponent : 1,
+    rebateRate: category.rebateRate,
+    takerOnly: true,
+    baseFee: 1000,
+  };
 }
 
 export interface Wallet {
@@ -246,6 +288,7 @@ export class PolymarketState {
     const genLiquidity = Math.round((r.next() * 80_000 + 2_000) * 100) / 100;
     const baseVolume = s.volume ?? genVolume;
     const opened = s.openTime ?? s.startDate;
+    const startDate = opened ?? created.toISOString().replace(/\.\d{3}Z$/, "Z");
     return {
       seed: s,
       index,
@@ -273,7 +316,8 @@ export class PolymarketState {
       tradedCash: 0,
       baseLiquidity: s.liquidity ?? genLiquidity,
       prints: [],
-      startDate: opened ?? created.toISOString().replace(/\.\d{3}Z$/, "Z"),
+      startDate,
+      fees: feesFor(s, startDate),
     };
   }
 
@@ -528,6 +572,12 @@ export class PolymarketState {
       cashUnits += BigInt(f.amount) * BigInt(own);
       this.settle(f.order.makerAddress, f.order.owner, f.order.tokenId, f.order.side, f.amount, f.price);
       this.settle(taker.address, taker.owner || null, taker.tokenId, taker.side, f.amount, own);
+      // The taker pays the market's fee in pUSD on each fill; makers pay nothing on a taker-only
+      // schedule (every one seen), else the same curve at their own price.
+      if (m.fees && taker.owner)
+        this.wallet(taker.address).collateral -= takerFeeMicro(f.amount, own, m.fees);
+      if (m.fees && !m.fees.takerOnly && f.order.owner !== null)
+        this.wallet(f.order.makerAddress).collateral -= takerFeeMicro(f.amount, f.price, m.fees);
       f.order.associateTrades.push(id);
     }
     const price = Number(cashUnits / BigInt(size));

@@ -64,3 +64,27 @@ export function uuidFrom(text: string): string {
   const h = sha256Hex(text);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
+
+/**
+ * Polymarket's taker fee on one fill (docs.polymarket.com/trading/fees; clob-client-v2 `dist/fees`):
+ * shares × rate × (p × (1 − p))^exponent, never above the base fee signed as the order's fee rate
+ * (baseFee bps × min(p, 1 − p) × shares: the CTF exchange refunds anything above it), rounded down
+ * to 0.00001 pUSD. Shares and the result in micro-units, the price in units of 1e-4, the rate read
+ * to six decimals. Makers pay nothing on taker-only schedules (the caller's concern).
+ */
+export function takerFeeMicro(
+  shares: number,
+  price: number,
+  fees: { rate: number; exponent: number; baseFee: number },
+): bigint {
+  if (shares <= 0 || price <= 0 || price >= PRICE_SCALE || fees.rate <= 0) return 0n;
+  const e = BigInt(fees.exponent);
+  const spread = BigInt(price) * BigInt(PRICE_SCALE - price); // p(1 − p) × 1e8
+  const curve =
+    (BigInt(shares) * BigInt(Math.round(fees.rate * MICRO)) * spread ** e) /
+    (BigInt(MICRO) * BigInt(PRICE_SCALE * PRICE_SCALE) ** e);
+  const edge = BigInt(Math.min(price, PRICE_SCALE - price));
+  const cap = (BigInt(fees.baseFee) * edge * BigInt(shares)) / (10_000n * BigInt(PRICE_SCALE));
+  const fee = fees.baseFee > 0 && cap < curve ? cap : curve;
+  return (fee / 10n) * 10n;
+}

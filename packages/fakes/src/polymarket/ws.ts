@@ -4,6 +4,8 @@
  * `custom_feature_enabled` also `best_bid_ask` and `market_resolved`; text `PING` → `PONG`.
  * User channel: API credentials in the subscribe message, filtered by condition id, `order` and
  * `trade` events for that key's orders. Wire format: VENUES.md §1.4.
+ * A market socket can be stalled on purpose (`stallMarketSockets`): it keeps answering PING but
+ * sends no market message again, as a stalled subscription does on the venue (VENUES-AUDIT #13).
  */
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
@@ -19,6 +21,8 @@ interface MarketClient {
   socket: WebSocket;
   assets: Set<string>;
   custom: boolean;
+  /** Stalled: PONG still answers, no market message is sent any more. */
+  stalled: boolean;
 }
 
 interface UserClient {
@@ -32,6 +36,10 @@ type Client = MarketClient | UserClient;
 
 export interface WsHub {
   dropAll(): void;
+  /** Stalls every open market socket; returns how many. */
+  stallMarketSockets(): number;
+  /** Assets subscribed on each open market socket. */
+  marketSubscriptions(): number[];
   clientCount(): number;
   close(): Promise<void>;
 }
@@ -78,6 +86,7 @@ export function attachWebSockets(
 
   const send = (c: Client, msg: unknown) => {
     if (c.socket.readyState !== c.socket.OPEN) return;
+    if (c.kind === "market" && c.stalled) return;
     const text = opts.rewrite(JSON.stringify(msg));
     const delay = opts.latencyMs();
     if (delay > 0) setTimeout(() => c.socket.readyState === c.socket.OPEN && c.socket.send(text), delay);
@@ -98,7 +107,7 @@ export function attachWebSockets(
     wss.handleUpgrade(req, socket, head, (ws) => {
       const client: Client =
         kind === "market"
-          ? { kind, socket: ws, assets: new Set(), custom: false }
+          ? { kind, socket: ws, assets: new Set(), custom: false, stalled: false }
           : { kind, socket: ws, apiKey: null, markets: new Set() };
       clients.add(client);
       ws.on("close", () => clients.delete(client));
@@ -376,6 +385,17 @@ export function attachWebSockets(
       for (const c of clients) c.socket.terminate();
       clients.clear();
     },
+    stallMarketSockets() {
+      let n = 0;
+      for (const c of clients)
+        if (c.kind === "market") {
+          c.stalled = true;
+          n++;
+        }
+      return n;
+    },
+    marketSubscriptions: () =>
+      [...clients].filter((c): c is MarketClient => c.kind === "market").map((c) => c.assets.size),
     clientCount: () => clients.size,
     close: () =>
       new Promise<void>((resolve) => {

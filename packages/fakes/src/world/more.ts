@@ -626,6 +626,8 @@ export const MORE_MARKETS: SeedMarket[] = [
     yesPrice: 0.59,
     tickSize: 0.01,
     complementOf: "KXSOLD-26DEC3117-T149.99",
+    // The short-dated crypto schedule: 0.25 × (p(1 − p))².
+    fees: { rate: 0.25, exponent: 2 },
   },
 
   // ---- Sports. Team names as Polymarket outcomes; a complement through the other team's market.

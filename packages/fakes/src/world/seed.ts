@@ -55,6 +55,11 @@ export interface SeedMarket {
   volume24h?: number;
   /** Polymarket `liquidity` in pUSD. Kalshi's `liquidity_dollars` is deprecated and stays "0.0000". */
   liquidity?: number;
+  /**
+   * Polymarket: the market's taker fee schedule; `false` fee-free. Default: its category's 2026 rate
+   * (exponent 1) when it opened after the fee rollout (2026-03-30), else fee-free.
+   */
+  fees?: false | { rate: number; exponent: number };
   /** ISO 8601 UTC: Kalshi `open_time`, Polymarket `startDate`. */
   openTime?: string;
   /** Alias of `openTime` under Polymarket's name; if both are given they must be equal. */
@@ -282,6 +287,8 @@ export const DEFAULT_WORLD: SeedMarket[] = [
     yesPrice: 0.2,
     tickSize: 0.01,
     sameAs: "KXGOVSHUT-26DEC31",
+    // A fee-free market (geopolitics-like markets charge no fee).
+    fees: false,
   },
   {
     venue: "polymarket",

@@ -40,6 +40,7 @@ export class LiveMarkets {
   readonly #eventListeners = new Set<(event: FeedEvent, venue: VenueId) => void>();
   /** The latest full book the feed published per market (books are immutable once published). */
   readonly #books = new Map<string, OrderBook>();
+  readonly #feedOffLogged = new Set<VenueId>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -120,9 +121,17 @@ export class LiveMarkets {
     this.#timer.unref();
   }
 
-  /** (Re)subscribes a venue's feed to its most-traded open markets. Safe to call after every sync. */
+  /**
+   * (Re)subscribes a venue's feed to its most-traded open markets. Safe to call after every sync. A
+   * venue whose feed cannot run as configured (`feedUnavailable`) gets none; its prices come from
+   * REST (the catalog syncs, and the prices service's polling of watched markets).
+   */
   async refresh(venueId: VenueId): Promise<void> {
     const venue = this.venues.get(venueId);
+    if (venue?.feedUnavailable && !this.#feedOffLogged.has(venueId)) {
+      this.#feedOffLogged.add(venueId);
+      this.log.warn({ venue: venueId, reason: venue.feedUnavailable }, "live feed not started");
+    }
     if (!venue?.capabilities.supports.feed) return;
     const rows = await this.db
       .selectFrom("markets")

@@ -17,13 +17,29 @@ export async function upsertEvent(db: DbOrTrx, row: VenueEventRow): Promise<void
 }
 
 export async function upsertMarket(db: DbOrTrx, row: MarketRow): Promise<void> {
-  const { id: _id, first_seen_at: _first, ...changes } = row;
+  const { id: _id, first_seen_at: _first, ...rest } = row;
+  const changes: Partial<MarketRow> = rest;
+  // A listing that does not say a market's fees (a Kalshi market whose series could not be read)
+  // keeps the schedule already known.
+  if (row.fee_model === null) {
+    for (const column of FEE_COLUMNS) delete changes[column];
+  }
   await db
     .insertInto("markets")
     .values(row)
     .onConflict((oc) => oc.column("id").doUpdateSet(changes))
     .execute();
 }
+
+const FEE_COLUMNS = [
+  "fee_model",
+  "fee_rate",
+  "fee_exponent",
+  "fee_maker_rate",
+  "fee_cap_bps",
+  "fee_type",
+  "fee_multiplier",
+] as const satisfies ReadonlyArray<keyof MarketRow>;
 
 export async function findMarket(db: DbOrTrx, id: string): Promise<MarketRow | undefined> {
   return db.selectFrom("markets").selectAll().where("id", "=", id).executeTakeFirst();

@@ -1,4 +1,5 @@
 /** Markets from the catalog and the venues behind them. */
+import { feesView } from "@crossbook/fees";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
@@ -7,11 +8,17 @@ import type { Db } from "../infra/db/store";
 import { microsToNumber } from "../venues/decimal";
 import type { VenueId } from "../venues/model";
 import type { Venue } from "../venues/venue";
+import { storedSchedule } from "./fees";
 import * as repo from "./repo";
 import { MarketListQuery, MarketParams, MarketSchema, VenueSchema } from "./schemas";
 import type { CatalogService } from "./service";
 
 const num = (v: number | null) => (v === null ? null : microsToNumber(v));
+
+function feesOf(row: repo.MarketRow) {
+  const schedule = storedSchedule(row);
+  return schedule ? feesView(schedule) : null;
+}
 
 export function marketView(row: repo.MarketRow) {
   const outcomes = JSON.parse(row.outcomes) as {
@@ -44,6 +51,7 @@ export function marketView(row: repo.MarketRow) {
     last_price: num(row.last_price),
     best_bid: num(row.best_bid),
     best_ask: num(row.best_ask),
+    fees: feesOf(row),
     updated_at: row.updated_at,
   };
 }
@@ -152,6 +160,7 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<CatalogRoutesDeps> = async
               last_sync_markets: h.last_sync_markets,
               last_sync_duration_ms: h.last_sync_duration_ms,
               feed_connected: h.feed_connected,
+              feed_disabled_reason: h.feed_disabled_reason,
               last_error: h.last_error,
               last_error_at: h.last_error_at,
               consecutive_failures: h.consecutive_failures,

@@ -9,6 +9,39 @@ const Outcome = Type.Object({
   token_id: Type.String({ description: "Venue token id (Polymarket) or side name (Kalshi)" }),
 });
 
+/** A market's fee schedule (@crossbook/fees `FeesView`). */
+export const MarketFeesSchema = Type.Object(
+  {
+    model: StringEnum(["polymarket", "kalshi"] as const, {
+      description: "Whose rounding (and cap) applies: Polymarket's or Kalshi's",
+    }),
+    rate: Type.Number({
+      description: "A taker fill of C contracts at price P pays C × rate × (P × (1 − P))^exponent",
+    }),
+    exponent: Type.Number(),
+    taker_only: Type.Boolean({ description: "Makers pay nothing" }),
+    maker_rate: Type.Number({ description: "The makers' coefficient on the same curve (0 when taker_only)" }),
+    fee_type: Nullable(
+      Type.String({
+        description:
+          "Kalshi: the series' fee type (quadratic, quadratic_with_maker_fees, quadratic_with_combo_maker_fees, " +
+          "flat), an event override applied; Polymarket: null",
+      }),
+    ),
+    multiplier: Nullable(Type.Number({ description: "Kalshi: the fee multiplier (1: the general 0.07)" })),
+    cap_bps: Nullable(
+      Type.Number({
+        description:
+          "Polymarket: takerBaseFee, a cap: a fill pays at most cap_bps / 10,000 × min(P, 1 − P) × C",
+      }),
+    ),
+  },
+  {
+    description:
+      "The market's fee schedule; null when the venue has not said (the venue's default is charged, see the README)",
+  },
+);
+
 export const MarketSchema = Type.Object({
   id: Type.String({ description: "polymarket:<conditionId> or kalshi:<ticker>" }),
   venue: StringEnum(VENUE_IDS),
@@ -32,6 +65,7 @@ export const MarketSchema = Type.Object({
   last_price: Nullable(Type.Number({ description: "Latest YES price as last seen (0-1)" })),
   best_bid: Nullable(Type.Number()),
   best_ask: Nullable(Type.Number()),
+  fees: Nullable(MarketFeesSchema),
   updated_at: Type.String(),
 });
 
@@ -74,13 +108,19 @@ export const VenueSchema = Type.Object({
     read: Type.Object({ requests: Type.Integer(), window_ms: Type.Integer() }),
     trade: Type.Object({ requests: Type.Integer(), window_ms: Type.Integer() }),
   }),
-  fees: Type.Object({ model: Type.String(), description: Type.String() }),
+  fees: Type.Object({
+    model: StringEnum(["polymarket", "kalshi"] as const),
+    description: Type.String({
+      description: "How the venue charges; each market's `fees` gives its schedule",
+    }),
+  }),
   health: Type.Object({
     status: StringEnum(["pending", "ok", "degraded", "unreachable"] as const),
     last_successful_sync_at: Nullable(Type.String()),
     last_sync_markets: Nullable(Type.Integer()),
     last_sync_duration_ms: Nullable(Type.Integer()),
     feed_connected: Type.Boolean(),
+    feed_disabled_reason: Nullable(Type.String()),
     last_error: Nullable(Type.String()),
     last_error_at: Nullable(Type.String()),
     consecutive_failures: Type.Integer(),

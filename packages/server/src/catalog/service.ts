@@ -10,6 +10,7 @@ import type { Db } from "../infra/db/store";
 import { isVenueError } from "../venues/errors";
 import type { VenueEvent, VenueId, VenueMarket } from "../venues/model";
 import type { Venue } from "../venues/venue";
+import { feeColumns } from "./fees";
 import * as repo from "./repo";
 
 export interface CatalogLogger {
@@ -28,6 +29,8 @@ export interface VenueHealth {
   last_sync_markets: number | null;
   last_sync_duration_ms: number | null;
   feed_connected: boolean;
+  /** Why the venue's live feed is not started at all (e.g. Kalshi without a feed key); else null. */
+  feed_disabled_reason: string | null;
   last_error: string | null;
   last_error_at: string | null;
   consecutive_failures: number;
@@ -84,8 +87,9 @@ export function marketRow(
     last_price: market.lastPrice,
     best_bid: market.bestBid,
     best_ask: market.bestAsk,
+    price_24h_ago: market.price24hAgo,
     neg_risk: market.negRisk ? 1 : 0,
-    fee_rate_bps: market.feeRateBps,
+    ...feeColumns(market.fees),
     first_seen_at: previous?.first_seen_at ?? nowIso,
     status_changed_at: previous && previous.status === market.status ? previous.status_changed_at : nowIso,
     updated_at: nowIso,
@@ -131,6 +135,7 @@ export class CatalogService {
         last_sync_markets: null,
         last_sync_duration_ms: null,
         feed_connected: false,
+        feed_disabled_reason: venues.get(id)?.feedUnavailable ?? null,
         last_error: null,
         last_error_at: null,
         consecutive_failures: 0,

@@ -11,6 +11,7 @@ import {
   UnlinkedSchema,
   VenueCredentialList,
   VenueCredentialSchema,
+  WALLET_TYPES,
 } from "./schemas";
 import { assertLive, type CredentialOwner, type CredentialRow, type CredentialsService } from "./service";
 
@@ -25,7 +26,8 @@ export function credentialView(row: CredentialRow) {
     address: row.address,
     key_id: row.key_id,
     funder: row.funder,
-    signature_type: row.signature_type as 0 | 1 | 2 | null,
+    signature_type: row.signature_type as 0 | 1 | 2 | 3 | null,
+    wallet_type: row.signature_type === null ? null : (WALLET_TYPES[row.signature_type] ?? null),
     has_api_credentials: row.has_api_credentials === 1,
     created_at: row.created_at,
     updated_at: row.updated_at,

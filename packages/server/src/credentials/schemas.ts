@@ -11,10 +11,13 @@ export const CREDENTIAL_VENUES = ["polymarket", "kalshi"] as const;
 
 const Timestamp = Type.String({ format: "date-time" });
 
-/** 0 | 1 | 2 as `{type: "integer", enum}`: a bad value gets one "must be one of" message. */
+/** 0 | 1 | 2 | 3 as `{type: "integer", enum}`: a bad value gets one "must be one of" message. */
 function SignatureType(description: string) {
-  return Type.Unsafe<0 | 1 | 2>({ type: "integer", enum: [0, 1, 2], description });
+  return Type.Unsafe<0 | 1 | 2 | 3>({ type: "integer", enum: [0, 1, 2, 3], description });
 }
+
+/** Polymarket's wallet kinds, by signature type (0 eoa, 1 proxy, 2 safe, 3 deposit_wallet). */
+export const WALLET_TYPES = ["eoa", "proxy", "safe", "deposit_wallet"] as const;
 
 export const VenueCredentialSchema = Type.Object({
   id: Type.String({ description: "vcr_…; kept when the venue is linked again" }),
@@ -27,12 +30,19 @@ export const VenueCredentialSchema = Type.Object({
     description: "Kalshi: the API key id; null for Polymarket",
   }),
   funder: Type.Union([Type.String(), Type.Null()], {
-    description: "Polymarket: the proxy or Safe wallet holding the funds (signature types 1 and 2)",
+    description:
+      "Polymarket: the proxy, Safe or deposit wallet holding the funds (signature types 1, 2 and 3)",
   }),
   signature_type: Type.Union([
-    SignatureType("Polymarket: 0 EOA, 1 email/Magic proxy, 2 browser-wallet Safe"),
+    SignatureType(
+      "Polymarket: 0 EOA, 1 email/Magic proxy, 2 browser-wallet Safe, 3 deposit wallet (POLY_1271)",
+    ),
     Type.Null(),
   ]),
+  wallet_type: Type.Union([StringEnum(WALLET_TYPES), Type.Null()], {
+    description:
+      "Polymarket: the kind of account the signature type says this is (eoa, proxy, safe, deposit_wallet); null for Kalshi",
+  }),
   has_api_credentials: Type.Boolean({
     description: "Polymarket: L2 API credentials were linked (else they are derived from the private key)",
   }),
@@ -53,12 +63,17 @@ export const LinkCredentialBody = Type.Object(
       }),
     ),
     signature_type: Type.Optional(
-      SignatureType("Polymarket: 0 EOA (default), 1 email/Magic proxy, 2 browser-wallet Safe"),
+      SignatureType(
+        "Polymarket: 0 EOA (default), 1 email/Magic proxy, 2 browser-wallet Safe, 3 deposit wallet " +
+          "(POLY_1271, the default for accounts opened since May 2026)",
+      ),
     ),
     funder: Type.Optional(
       Type.String({
         pattern: "^0x[0-9a-fA-F]{40}$",
-        description: "Polymarket: the wallet holding the funds; required for signature types 1 and 2",
+        description:
+          "Polymarket: the wallet holding the funds (the proxy, Safe or deposit wallet address); required " +
+          "for signature types 1, 2 and 3, where it is not the signer's own address",
       }),
     ),
     api_key: Type.Optional(

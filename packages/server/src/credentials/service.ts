@@ -39,7 +39,7 @@ export interface LinkCredentialInput {
   venue: VenueId;
   label?: string | undefined;
   private_key?: string | undefined;
-  signature_type?: 0 | 1 | 2 | undefined;
+  signature_type?: 0 | 1 | 2 | 3 | undefined;
   funder?: string | undefined;
   api_key?: string | undefined;
   api_secret?: string | undefined;
@@ -77,6 +77,9 @@ const POLYMARKET_FIELDS = [
 ] as const;
 const KALSHI_FIELDS = ["key_id", "private_key_pem"] as const;
 const API_FIELDS = ["api_key", "api_secret", "api_passphrase"] as const;
+
+/** Polymarket signature types 1–3, by the wallet they trade from. */
+const WALLET_NAMES: Record<number, string> = { 1: "proxy", 2: "Safe", 3: "deposit" };
 
 const PRIVATE_KEY_HEX = /^0x[0-9a-fA-F]{64}$/;
 const ADDRESS_HEX = /^0x[0-9a-fA-F]{40}$/;
@@ -133,13 +136,24 @@ function parsePolymarket(input: LinkCredentialInput, errors: Record<string, stri
       funder = getAddress(input.funder);
     }
   }
+  // Types 1–3 trade from a wallet contract the key controls (the order's maker; for a deposit
+  // wallet also its signer), type 0 from the key's own address: a funder that contradicts the type
+  // would have every order refused at the venue.
   if (signatureType !== 0 && input.funder === undefined) {
     errors["body.funder"] =
-      `is required for signature_type ${signatureType}: the proxy or Safe wallet that holds the funds`;
+      signatureType === 3
+        ? "is required for signature_type 3: the deposit wallet's address (the account address shown on polymarket.com), which holds the funds and signs the orders"
+        : `is required for signature_type ${signatureType}: the proxy or Safe wallet that holds the funds`;
+  }
+  if (signatureType !== 0 && funder !== null && signer !== undefined && funder === signer) {
+    errors["body.funder"] =
+      `must be the ${WALLET_NAMES[signatureType]} wallet, not the signer's own address, for signature_type ${signatureType} ` +
+      "(send signature_type 0 to trade from the key's own address)";
   }
   if (signatureType === 0 && funder !== null && signer !== undefined && funder !== signer) {
     errors["body.funder"] =
-      "must be left out (or be the signer's own address) for signature_type 0: an EOA trades from itself";
+      "must be left out (or be the signer's own address) for signature_type 0: an EOA trades from itself " +
+      "(a proxy, Safe or deposit wallet needs signature_type 1, 2 or 3)";
   }
 
   const given = API_FIELDS.filter((name) => input[name] !== undefined);
@@ -350,7 +364,7 @@ export class CredentialsService {
     return {
       venue: "polymarket",
       privateKey: secret["private_key"] ?? "",
-      signatureType: (row.signature_type ?? 0) as 0 | 1 | 2,
+      signatureType: (row.signature_type ?? 0) as 0 | 1 | 2 | 3,
       ...(row.funder ? { funder: row.funder } : {}),
       ...(secret["api_key"] && secret["api_secret"] && secret["api_passphrase"]
         ? {

@@ -120,6 +120,8 @@ function exported(name: string, get: () => Exported, reset: () => void) {
 export interface MetricsSources {
   /** The SQLite store's background checkpoints, when it has them (infra/db/checkpointer.ts). */
   checkpoints?: () => CheckpointStats | undefined;
+  /** Distinct differences seen between live positions and the venues' (portfolio/holdings.ts). */
+  positionMismatches?: () => number;
 }
 
 export function createMetrics(sources: MetricsSources = {}) {
@@ -153,6 +155,22 @@ export function createMetrics(sources: MetricsSources = {}) {
         this.set(checkpoints()?.lastError === undefined ? 0 : 1);
       },
     });
+  }
+  const positionMismatches = sources.positionMismatches;
+  if (positionMismatches) {
+    registry.registerMetric(
+      exported(
+        "crossbook_venue_position_mismatches_total",
+        () => ({
+          name: "crossbook_venue_position_mismatches_total",
+          help: "Differences seen between a live position and what the venue holds (each distinct one once)",
+          type: "counter",
+          aggregator: "sum",
+          values: [{ labels: {}, value: positionMismatches() }],
+        }),
+        () => {},
+      ) as unknown as Parameters<Registry["registerMetric"]>[0],
+    );
   }
   const requests = new RequestMetrics();
   const reset = () => requests.reset();

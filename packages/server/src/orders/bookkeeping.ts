@@ -7,12 +7,14 @@
  * Every write is fenced: an order changes only if its status and filled amount are still what the
  * caller read, so a fill racing a cancel (or two instances applying the same trade) cannot both win.
  */
+
+import { type FeeSchedule, scheduleOrDefault } from "@crossbook/fees";
 import type { Outbox, RecordInput } from "../events/outbox";
 import type { EventPayload, EventType } from "../events/types";
 import { AppError } from "../http/errors";
 import type { DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
-import { buyLock, costOfSlice, type FeeModel, notional } from "../portfolio/ledger";
+import { buyLock, costOfSlice, type FeeModel, mulDiv, notional } from "../portfolio/ledger";
 import {
   addToPosition,
   adjustBalance,
@@ -66,6 +68,11 @@ export interface FillInput {
   price: number;
   size: number;
   fee: number;
+  /**
+   * Kalshi: the order's fee accumulator after this fill, when crossbook's fee model priced it
+   * (@crossbook/fees `fillFee`); absent when the venue reported the fee (the accumulator is its own).
+   */
+  carry?: number;
   liquidity: "taker" | "maker";
   cause: FillCause;
   /** Unique per order: the same cause is never applied twice. */
@@ -84,8 +91,9 @@ const ownerOf = (order: { account_id: string; environment: string }): Owner => (
   environment: order.environment as Owner["environment"],
 });
 
-export function feeModelOf(order: { venue: string }, feeRateBps: number | null): FeeModel {
-  return { venue: order.venue as VenueId, feeRateBps };
+/** The fee schedule a market's fills are charged by: its own, else the venue's default (@crossbook/fees). */
+export function feeModelOf(market: { venue: string; fees: FeeSchedule | null }): FeeModel {
+  return scheduleOrDefault(market.venue as VenueId, market.fees);
 }
 
 /**
@@ -114,7 +122,7 @@ export async function applyFill(
 
   if (order.side === "buy") {
     // Release what the filled part held back; pay the cost and the fee from it.
-    lockedAfter = buyLock(fees, order.price, order.amount - filled);
+    lockedAfter = buyLock(fees, order.price, order.amount - filled, fill.carry ?? order.fee_carry);
     const release = order.locked - lockedAfter;
     await adjustBalance(
       trx,
@@ -142,6 +150,7 @@ export async function applyFill(
         updated_at: ctx.nowIso,
         closed_at: null,
         resolved_at: null,
+        unknown_cost_size: 0,
       };
       await insertPosition(trx, position);
     } else {
@@ -174,7 +183,7 @@ export async function applyFill(
   }
 
   const updated: OrderRow = {
-    ...orderAfterFill(order, size, value, fill.fee, lockedAfter, ctx.nowIso),
+    ...orderAfterFill(order, size, value, fill, lockedAfter, ctx.nowIso),
     position_id: position.id,
   };
   if (!(await updateOrderIf(trx, order, updated))) throw new FenceError(order.id);
@@ -278,7 +287,7 @@ export async function openOrder(
     let lockedAfter = row.locked;
     let closed: PositionRow | undefined;
     if (buy) {
-      lockedAfter = buyLock(fees, row.price, row.amount - filled);
+      lockedAfter = buyLock(fees, row.price, row.amount - filled, fill.carry ?? row.fee_carry);
       const release = row.locked - lockedAfter;
       balance.available += release - value - fill.fee;
       balance.locked -= release;
@@ -294,7 +303,7 @@ export async function openOrder(
       position = sale.position;
       if (position.size === 0) closed = position;
     }
-    row = orderAfterFill(row, size, value, fill.fee, lockedAfter, ctx.nowIso);
+    row = orderAfterFill(row, size, value, fill, lockedAfter, ctx.nowIso);
     steps.push({ size, price: fill.price, value, row, closed });
   }
 
@@ -468,7 +477,10 @@ export async function settlePosition(
   const won = resolution !== "void" && resolution === position.outcome;
   // A contract pays $1: `size` micro-contracts pay `size` micro-dollars.
   const payoutMicros = resolution === "void" ? position.cost_basis : won ? position.size : 0;
-  const realized = payoutMicros - position.cost_basis;
+  // Contracts taken over from the venue (live) have no known cost: their payout realizes nothing
+  // crossbook can measure, so realized PnL counts the contracts of known cost only.
+  const known = position.size - position.unknown_cost_size;
+  const realized = (resolution === "void" ? position.cost_basis : won ? known : 0) - position.cost_basis;
   const owner = ownerOf(position);
   await adjustBalance(trx, owner, { available: payoutMicros, realizedPnl: realized }, ctx.nowIso);
   const settled: PositionRow = {
@@ -481,6 +493,7 @@ export async function settlePosition(
     resolution,
     payout: payoutMicros,
     redeemable: payoutMicros > 0 ? 1 : 0,
+    unknown_cost_size: 0,
     resolved_at: ctx.nowIso,
     closed_at: ctx.nowIso,
     updated_at: ctx.nowIso,
@@ -510,6 +523,10 @@ export async function settlePosition(
 /**
  * A position after selling `size` of it for `value` (fee `fee`): its cost leaves pro rata, the
  * difference is realized, and it closes when empty. Both the step-by-step and the one-plan path use it.
+ *
+ * Contracts taken over from the venue at unknown cost (live, `unknown_cost_size`) are sold first;
+ * what they sold for realizes nothing crossbook can measure, so realized PnL covers only the
+ * contracts of known cost. Sandbox positions never hold such contracts.
  */
 function positionAfterSale(
   position: PositionRow,
@@ -518,14 +535,18 @@ function positionAfterSale(
   fee: number,
   nowIso: string,
 ): { position: PositionRow; realized: number } {
-  const removed = costOfSlice(position.cost_basis, position.size, size);
-  const realized = value - removed;
+  const unknownSold = Math.min(size, position.unknown_cost_size);
+  const knownSold = size - unknownSold;
+  const knownValue = unknownSold === 0 ? value : mulDiv(value, knownSold, size);
+  const removed = costOfSlice(position.cost_basis, position.size - position.unknown_cost_size, knownSold);
+  const realized = knownValue - removed;
   const remaining = position.size - size;
   return {
     realized,
     position: {
       ...position,
       size: remaining,
+      unknown_cost_size: position.unknown_cost_size - unknownSold,
       reserved: Math.max(0, position.reserved - size),
       cost_basis: position.cost_basis - removed,
       realized_pnl: position.realized_pnl + realized,
@@ -537,12 +558,12 @@ function positionAfterSale(
   };
 }
 
-/** An order after one fill of `size` for `value` (fee `fee`), its collateral now `lockedAfter`. */
+/** An order after one fill of `size` for `value`, its collateral now `lockedAfter`. */
 function orderAfterFill(
   order: OrderRow,
   size: number,
   value: number,
-  fee: number,
+  fill: FillInput,
   lockedAfter: number,
   nowIso: string,
 ): OrderRow {
@@ -551,7 +572,8 @@ function orderAfterFill(
     ...order,
     filled_amount: filled,
     filled_notional: order.filled_notional + value,
-    fees: order.fees + fee,
+    fees: order.fees + fill.fee,
+    fee_carry: fill.carry ?? order.fee_carry,
     locked: lockedAfter,
     status: filled >= order.amount ? "filled" : order.status === "pending" ? "open" : order.status,
     updated_at: nowIso,

@@ -25,22 +25,26 @@
  *
  * Live cash lives at the venue: no live `balances` row is created or moved here (bookkeeping's
  * balance updates match nothing for live owners); `balance()` asks the venues instead. A live sell
- * must be covered by a position crossbook holds for the account (bought through crossbook), which it
- * reserves as the sandbox does, because a fill of it has to reduce a position whose cost is known.
+ * is covered by the account's position, which it reserves as the sandbox does, because a fill of it
+ * has to reduce a position. When it asks for more than crossbook's own free contracts, what the venue
+ * holds beyond crossbook's record (bought outside crossbook) is taken into the position first, at
+ * unknown cost (`adoptVenueExcess`, portfolio/holdings.ts).
  *
  * Nothing here logs or returns a credential: logs carry account, order and venue ids and the venue's
  * error kind and message only.
  */
+import { type FeeSchedule, fillFee } from "@crossbook/fees";
 import type { CredentialsService } from "../credentials/service";
 import type { Outbox } from "../events/outbox";
 import { AppError } from "../http/errors";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db, DbOrTrx } from "../infra/db/store";
-import { buyLock } from "../portfolio/ledger";
-import { findPositionByKey, reservePosition } from "../portfolio/repo";
+import { NETTING_VENUES, nettedSize, type VenueHoldings, venuePositionId } from "../portfolio/holdings";
+import { buyLock, type FeeModel } from "../portfolio/ledger";
+import { adoptIntoPosition, findPositionByKey, type PositionRow, reservePosition } from "../portfolio/repo";
 import { MICROS } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
-import type { VenueId } from "../venues/model";
+import type { Outcome, VenueId } from "../venues/model";
 import type { Venue, VenueCredentials, VenueFill, VenueOrder } from "../venues/venue";
 import { applyFill, type Bookkeeping, cancelOrderRow, type FillInput, feeModelOf } from "./bookkeeping";
 import { type TradableMarket, tradableMarket } from "./markets";
@@ -61,6 +65,11 @@ export interface VenueRouterDeps {
   venues: ReadonlyMap<VenueId, Venue>;
   credentials: Pick<CredentialsService, "credentialsFor" | "list" | "open">;
   log: RouterLog;
+  /**
+   * What linked venue accounts hold (portfolio/holdings.ts): a sell may draw on contracts held at the
+   * venue outside crossbook, and crossbook's own fills drop the venue answer kept for the account.
+   */
+  holdings?: Pick<VenueHoldings, "holding" | "invalidate">;
 }
 
 export interface VenueRouterOptions {
@@ -122,24 +131,31 @@ export class VenueRouter implements LiveRouter {
     const venue = this.#tradingVenue(market.venue);
     const credentials = await this.#credentialsFor(owner.accountId, market.venue);
     const nowIso = isoNow(clock);
-    const fees = feeModelOf(market, market.feeRateBps);
+    const fees = feeModelOf(market);
+    // A sell of more than crossbook's free contracts may draw on what the venue holds (read first,
+    // outside the transaction: no transaction waits on a venue).
+    const venueHeld = draft.side === "sell" ? await this.#venueHolding(owner, market, draft) : undefined;
 
     const order = await db.transaction().execute(async (trx) => {
       const row: OrderRow = { ...draft, status: "pending", updated_at: nowIso };
       if (row.side === "buy") {
         row.locked = buyLock(fees, row.price, row.amount);
       } else {
-        const held = await findPositionByKey(trx, owner, market.id, row.outcome);
+        let held = await findPositionByKey(trx, owner, market.id, row.outcome);
+        if (venueHeld !== undefined && (!held || held.size - held.reserved < row.amount)) {
+          held = await adoptVenueExcess(trx, owner, market, row.outcome, held, venueHeld, nowIso);
+        }
         const ok = held ? await reservePosition(trx, held.id, row.amount, nowIso) : false;
         if (!ok)
           throw new AppError(
             "INSUFFICIENT_POSITION",
-            "A live sell needs contracts bought through crossbook and not promised to other sell orders",
+            "A live sell needs contracts held at the venue (bought through crossbook or not) and not promised to other sell orders",
             {
               outcome: row.outcome,
               amount: row.amount / MICROS,
               held: (held?.size ?? 0) / MICROS,
               reserved: (held?.reserved ?? 0) / MICROS,
+              ...(venueHeld !== undefined ? { venue_held: venueHeld / MICROS } : {}),
             },
           );
         row.position_id = held!.id;
@@ -240,6 +256,7 @@ export class VenueRouter implements LiveRouter {
     const nowIso = isoNow(clock);
     const linked: OrderRow = {
       ...order,
+      ...sizeAdjusted(order, placed, market),
       venue_order_id: placed.venueOrderId,
       status: "open",
       updated_at: nowIso,
@@ -249,9 +266,10 @@ export class VenueRouter implements LiveRouter {
       result = await db.transaction().execute(async (trx) => {
         if (!(await repo.updateOrderIf(trx, order, linked))) return null;
         const ctx = { outbox, nowIso, title: market.title };
-        const { row } = await applyVenueFills(trx, ctx, linked, fills, "taker", market.feeRateBps);
+        const { row } = await applyVenueFills(trx, ctx, linked, fills, "taker", market);
         return closeIfVenueClosed(trx, ctx, row, placed);
       });
+      if (fills.length > 0) this.#holdingsChanged(order.account_id, order.venue);
     } catch (error) {
       // A fill that does not apply must not cost the venue id: store the link alone, the poller
       // applies the fills.
@@ -306,10 +324,11 @@ export class VenueRouter implements LiveRouter {
     } catch (error) {
       if (!isVenueError(error) || (error.kind !== "rejected" && error.kind !== "not_found"))
         throw mapVenueError(error, order.id);
-      // Refused: most likely already filled or cancelled there. Find out which.
+      // Refused, or no longer resting (Kalshi's 404): most likely already filled or cancelled
+      // there. Find out which; its fills are applied below and its status follows the venue's.
       closedBefore = true;
       try {
-        atVenue = await venue.getOrder(credentials, order.venue_order_id);
+        atVenue = await venue.getOrder(credentials, order.venue_order_id, venueHint(order));
       } catch (readError) {
         if (!(isVenueError(readError) && readError.kind === "not_found"))
           throw mapVenueError(readError, order.id);
@@ -457,7 +476,7 @@ export class VenueRouter implements LiveRouter {
   ): Promise<void> {
     let atVenue: VenueOrder | undefined;
     try {
-      atVenue = await venue.getOrder(credentials, order.venue_order_id!);
+      atVenue = await venue.getOrder(credentials, order.venue_order_id!, venueHint(order));
     } catch (error) {
       if (!(isVenueError(error) && error.kind === "not_found")) throw error;
     }
@@ -575,6 +594,24 @@ export class VenueRouter implements LiveRouter {
 
   // --- helpers -----------------------------------------------------------------------------------
 
+  /**
+   * What the venue holds of a sell's outcome, read only when the sell asks for more than crossbook's
+   * own free contracts (undefined otherwise, or without a holdings service). A venue whose positions
+   * cannot be read is a 503: the sell cannot be checked.
+   */
+  async #venueHolding(owner: Owner, market: TradableMarket, order: OrderRow): Promise<number | undefined> {
+    const holdings = this.deps.holdings;
+    if (!holdings) return undefined;
+    const own = await findPositionByKey(this.deps.db, owner, market.id, order.outcome);
+    if (own && own.size - own.reserved >= order.amount) return undefined;
+    return (await holdings.holding(owner, market.venue, market.id, order.outcome as Outcome)).size;
+  }
+
+  /** crossbook's live holdings at a venue changed: the venue's kept answer for the account is stale. */
+  #holdingsChanged(accountId: string, venue: string): void {
+    this.deps.holdings?.invalidate(accountId, venue as VenueId);
+  }
+
   #tradingVenue(id: VenueId): Venue {
     const venue = this.deps.venues.get(id);
     if (!venue)
@@ -626,7 +663,7 @@ export class VenueRouter implements LiveRouter {
     if (fills.length === 0) return 0;
     const { db, outbox, clock } = this.deps;
     const market = await tradableMarket(db, order.market_id);
-    return db.transaction().execute(async (trx) => {
+    const applied = await db.transaction().execute(async (trx) => {
       const fresh = await repo.orderById(trx, order.id);
       if (!fresh) return 0;
       const ctx = { outbox, nowIso: isoNow(clock), title: market?.title ?? order.market_id };
@@ -636,10 +673,12 @@ export class VenueRouter implements LiveRouter {
         fresh,
         fills,
         liquidity,
-        market?.feeRateBps ?? null,
+        market ?? { venue: fresh.venue, fees: null },
       );
       return applied;
     });
+    if (applied > 0) this.#holdingsChanged(order.account_id, order.venue);
+    return applied;
   }
 
   #warn(error: unknown, fields: Record<string, unknown>, msg: string): void {
@@ -652,17 +691,28 @@ export class VenueRouter implements LiveRouter {
 
 // --- pure pieces -----------------------------------------------------------------------------------
 
-/** A venue fill as bookkeeping takes it, in the order's own outcome. */
-export function fillInput(order: OrderRow, fill: VenueFill, liquidity: Liquidity): FillInput {
-  return {
-    // A venue that reports the other leg (buy YES at p is sell NO at 1 − p) is turned round.
-    price: fill.outcome === order.outcome ? fill.price : MICROS - fill.price,
+/**
+ * A venue fill as bookkeeping takes it, in the order's own outcome. Its fee is what the venue
+ * charged where its record says (Kalshi `fee_cost`); otherwise (Polymarket trades carry no fee
+ * amount) the market's schedule prices it, as the sandbox would. Taker or maker is the venue's word
+ * where it gives one, else `liquidity` (how the fill was found).
+ */
+export function fillInput(order: OrderRow, fill: VenueFill, liquidity: Liquidity, fees: FeeModel): FillInput {
+  // A venue that reports the other leg (buy YES at p is sell NO at 1 − p) is turned round.
+  const price = fill.outcome === order.outcome ? fill.price : MICROS - fill.price;
+  const taken = fill.liquidity ?? liquidity;
+  const base = {
+    price,
     size: fill.size,
-    fee: fill.fee,
-    liquidity,
-    cause: { kind: "venue_fill", venue_fill_id: fill.venueFillId },
+    liquidity: taken,
+    cause: { kind: "venue_fill" as const, venue_fill_id: fill.venueFillId },
     causeKey: `venue_fill:${fill.venueFillId}`,
   };
+  if (fill.fee !== null) return { ...base, fee: fill.fee };
+  const size = Math.min(fill.size, order.amount - order.filled_amount);
+  const side = order.side as "buy" | "sell";
+  const charged = fillFee(fees, { price, size, side, liquidity: taken }, order.fee_carry);
+  return { ...base, fee: charged.fee, carry: charged.carry };
 }
 
 async function applyVenueFills(
@@ -671,9 +721,9 @@ async function applyVenueFills(
   order: OrderRow,
   fills: VenueFill[],
   liquidity: Liquidity,
-  feeRateBps: number | null,
+  market: { venue: string; fees: FeeSchedule | null },
 ): Promise<{ row: OrderRow; applied: number }> {
-  const fees = feeModelOf(order, feeRateBps);
+  const fees = feeModelOf(market);
   const ordered = [...fills].sort(
     (a, b) => a.timestamp.localeCompare(b.timestamp) || a.venueFillId.localeCompare(b.venueFillId),
   );
@@ -681,13 +731,65 @@ async function applyVenueFills(
   let applied = 0;
   for (const fill of ordered) {
     if (!repo.CANCELLABLE.has(row.status)) break;
-    const next = await applyFill(trx, ctx, row, fillInput(row, fill, liquidity), fees);
+    const next = await applyFill(trx, ctx, row, fillInput(row, fill, liquidity, fees), fees);
     if (next) {
       row = next;
       applied++;
     }
   }
   return { row, applied };
+}
+
+/**
+ * The venue placed a buy for fewer contracts than asked (its amount precision, e.g. Polymarket
+ * FAK/FOK): the order becomes what was placed, with what was asked and why on record, and holds
+ * back only what the smaller order can cost. (No adapter places a smaller sell: its contracts stay
+ * reserved for the amount asked.)
+ */
+function sizeAdjusted(order: OrderRow, placed: VenueOrder, market: TradableMarket): Partial<OrderRow> {
+  const adjustment = placed.sizeAdjustment;
+  if (!adjustment || order.side !== "buy" || placed.size <= 0 || placed.size >= order.amount) return {};
+  return {
+    amount: placed.size,
+    requested_amount: order.amount,
+    amount_note: adjustment.reason,
+    locked: buyLock(feeModelOf(market), order.price, placed.size),
+  };
+}
+
+/**
+ * A sell draws on contracts the venue holds beyond crossbook's record (bought outside crossbook):
+ * that excess is taken into the account's position at unknown cost (`unknown_cost_size`), so the
+ * sell reserves and reduces a position as any other. On a netting venue (Kalshi) crossbook's
+ * holding is its contracts of the outcome minus those of the other one. Returns the position
+ * (unchanged when the venue holds nothing more); a new one keeps the id the venue-held position
+ * showed under.
+ */
+async function adoptVenueExcess(
+  trx: DbOrTrx,
+  owner: Owner,
+  market: TradableMarket,
+  outcome: string,
+  held: PositionRow | undefined,
+  venueSize: number,
+  nowIso: string,
+): Promise<PositionRow | undefined> {
+  const other = NETTING_VENUES.has(market.venue)
+    ? await findPositionByKey(trx, owner, market.id, outcome === "yes" ? "no" : "yes")
+    : undefined;
+  const excess = venueSize - nettedSize(market.venue, held?.size ?? 0, other?.size ?? 0);
+  if (excess <= 0) return held;
+  return adoptIntoPosition(
+    trx,
+    owner,
+    {
+      newId: venuePositionId(owner.accountId, market.id, outcome),
+      marketId: market.id,
+      outcome,
+      size: excess,
+    },
+    nowIso,
+  );
 }
 
 /** The venue already closed the order (an IOC remainder, say) and every fill it reports is applied. */
@@ -716,12 +818,30 @@ function closedReason(order: OrderRow, clock: Clock): string {
   return "venue";
 }
 
-function sameShape(atVenue: VenueOrder, order: OrderRow): boolean {
+/** Where the venue may look for an order it no longer lists with the live ones (archived ones). */
+function venueHint(order: OrderRow): { marketId: string; since: string } {
+  return { marketId: order.market_id, since: order.created_at };
+}
+
+/**
+ * The venue's order is ours by market, direction, price and size. Direction is compared on the
+ * YES book: buy YES at p and sell NO at 1 − p are one order there (as are sell YES and buy NO),
+ * and a venue with one book (Kalshi) reports it only one way.
+ */
+export function sameShape(
+  atVenue: Pick<VenueOrder, "marketId" | "outcome" | "side" | "price" | "size">,
+  order: Pick<OrderRow, "market_id" | "outcome" | "side" | "price" | "amount">,
+): boolean {
+  const yesBook = (o: { outcome: string; side: string; price: number }) => ({
+    buysYes: (o.outcome === "yes") === (o.side === "buy"),
+    yesPrice: o.outcome === "yes" ? o.price : MICROS - o.price,
+  });
+  const a = yesBook(atVenue);
+  const b = yesBook(order);
   return (
     atVenue.marketId === order.market_id &&
-    atVenue.outcome === order.outcome &&
-    atVenue.side === order.side &&
-    atVenue.price === order.price &&
+    a.buysYes === b.buysYes &&
+    a.yesPrice === b.yesPrice &&
     atVenue.size === order.amount
   );
 }

@@ -1,4 +1,6 @@
 /** What trading needs to know about a market, read from the catalog. */
+import type { FeeSchedule } from "@crossbook/fees";
+import { storedSchedule } from "../catalog/fees";
 import type { DbOrTrx } from "../infra/db/store";
 import type { MarketStatus, Resolution, VenueId } from "../venues/model";
 
@@ -11,7 +13,8 @@ export interface TradableMarket {
   resolution: Resolution | null;
   tickSize: number;
   minSize: number;
-  feeRateBps: number | null;
+  /** The market's fee schedule as the catalog knows it; null: not known (the venue's default is charged). */
+  fees: FeeSchedule | null;
 }
 
 export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableMarket | undefined> {
@@ -26,7 +29,13 @@ export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableM
       "markets.resolution",
       "markets.tick_size",
       "markets.min_size",
-      "markets.fee_rate_bps",
+      "markets.fee_model",
+      "markets.fee_rate",
+      "markets.fee_exponent",
+      "markets.fee_maker_rate",
+      "markets.fee_cap_bps",
+      "markets.fee_type",
+      "markets.fee_multiplier",
       "venue_events.title as event_title",
     ])
     .where("markets.id", "=", id)
@@ -40,7 +49,7 @@ export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableM
     resolution: row.resolution as Resolution | null,
     tickSize: Number(row.tick_size),
     minSize: Number(row.min_size),
-    feeRateBps: row.fee_rate_bps === null ? null : Number(row.fee_rate_bps),
+    fees: storedSchedule(row),
   };
 }
 

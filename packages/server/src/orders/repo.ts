@@ -53,6 +53,9 @@ const ORDER_COLUMNS = [
   "created_at",
   "updated_at",
   "cancelled_at",
+  "requested_amount",
+  "amount_note",
+  "fee_carry",
 ] as const satisfies ReadonlyArray<keyof OrderRow>;
 
 const insertOrderSql = new Statement(
@@ -95,6 +98,9 @@ function orderValues(row: OrderRow): unknown[] {
     row.created_at,
     row.updated_at,
     row.cancelled_at,
+    row.requested_amount,
+    row.amount_note,
+    row.fee_carry,
   ];
 }
 

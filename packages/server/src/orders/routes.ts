@@ -46,6 +46,8 @@ export function orderView(order: OrderRow) {
     client_order_id: order.client_order_id,
     expires_at: order.expires_at,
     environment: order.environment as Owner["environment"],
+    requested_amount: order.requested_amount === null ? null : n(order.requested_amount),
+    amount_note: order.amount_note,
     created_at: order.created_at,
     updated_at: order.updated_at,
   };

@@ -87,6 +87,16 @@ export const OrderSchema = Type.Object({
     }),
   ),
   environment: StringEnum(ENVIRONMENTS),
+  requested_amount: Nullable(
+    Type.Number({
+      description:
+        "Live: the amount asked for when the venue's amount precision made crossbook place less (then " +
+        "`amount` is what was placed); null otherwise",
+    }),
+  ),
+  amount_note: Nullable(
+    Type.String({ description: "Why `amount` differs from `requested_amount`; null when it does not" }),
+  ),
   updated_at: Timestamp,
 });
 

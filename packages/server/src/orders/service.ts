@@ -291,6 +291,9 @@ export class OrdersService {
       created_at: now,
       updated_at: now,
       cancelled_at: null,
+      requested_amount: null,
+      amount_note: null,
+      fee_carry: 0,
     };
     return { market, order };
   }
@@ -337,7 +340,7 @@ export class OrdersService {
       // No liquidity on the side a market order takes: it is accepted and cancelled unfilled.
       order.price = bound ?? (order.side === "buy" ? MICROS - market.tickSize : market.tickSize);
     }
-    const fees = feeModelOf(market, market.feeRateBps);
+    const fees = feeModelOf(market);
     const plan = exchange.plan(
       {
         side: order.side as "buy" | "sell",

@@ -8,18 +8,11 @@
  * Fees are kept out of cost basis and realized PnL (they are their own line), so realized PnL is
  * "sold for minus paid for" and every fee appears once.
  */
-import { MICROS, type Micros } from "../venues/decimal";
-import { kalshiTakerFee } from "../venues/kalshi/fees";
-import type { VenueId } from "../venues/model";
-
-const M = BigInt(MICROS);
+import { buyLockFee, type FeeSchedule, notional, takerFee as scheduleTakerFee } from "@crossbook/fees";
+import type { Micros } from "../venues/decimal";
 
 /** price × size in micro-USD, rounded half up; exact whenever the size is a whole cent of contracts. */
-export function notional(price: Micros, size: Micros): Micros {
-  const product = price * size;
-  if (Number.isSafeInteger(product)) return Math.floor((product + MICROS / 2) / MICROS);
-  return Number((BigInt(price) * BigInt(size) + M / 2n) / M);
-}
+export { notional };
 
 /** a × b / c for non-negative integers, floored, exact. */
 export function mulDiv(a: number, b: number, c: number): number {
@@ -28,38 +21,27 @@ export function mulDiv(a: number, b: number, c: number): number {
   return Number((BigInt(a) * BigInt(b)) / BigInt(c));
 }
 
-export interface FeeModel {
-  venue: VenueId;
-  /** Polymarket's per-market taker rate; null or 0 charges nothing. */
-  feeRateBps: number | null;
-}
-
 /**
- * A taker's fee for `size` contracts of an outcome at `price`:
- * - Kalshi: the published formula, ceil(0.07 × C × P × (1 − P)) to the next cent (venues/kalshi/fees).
- * - Polymarket: rate × min(P, 1 − P) × C, rounded up to the micro-dollar, with the market's
- *   `feeRateBps` (most markets charge 0).
- * Makers (a resting sandbox order reached by a real trade) pay nothing on either venue's standard
- * schedule.
+ * A market's fee schedule (@crossbook/fees, shared with the agent's backtester): C × rate ×
+ * (P × (1 − P))^exponent, rounded by the venue's rules (Polymarket: down to $0.00001, capped by
+ * `takerBaseFee`; Kalshi: the trade fee up to $0.0001, the balance change to the cent, with the
+ * order's fee accumulator).
  */
+export type FeeModel = FeeSchedule;
+
+/** A taker's fee for buying `size` contracts of an outcome at `price` in one fill (an order's first). */
 export function takerFee(model: FeeModel, price: Micros, size: Micros): Micros {
-  if (size <= 0) return 0;
-  if (model.venue === "kalshi") return kalshiTakerFee(size, price);
-  const bps = model.feeRateBps ?? 0;
-  if (bps <= 0) return 0;
-  const edge = Math.min(price, MICROS - price);
-  const numerator = BigInt(bps) * BigInt(edge) * BigInt(size);
-  const denominator = 10_000n * M;
-  return Number((numerator + denominator - 1n) / denominator);
+  return scheduleTakerFee(model, price, size);
 }
 
 /**
  * Cash an open buy order holds back for `remaining` contracts at limit `price`: the cost plus the
- * largest taker fee any fill at or better than the limit could bring (both fee curves peak at 0.5).
+ * largest fee any fill at or better than the limit could bring (every fee curve peaks at 0.5), plus
+ * on Kalshi the rounding the order may still pay before its accumulator (`carry`) rebates it.
  */
-export function buyLock(model: FeeModel, price: Micros, remaining: Micros): Micros {
+export function buyLock(model: FeeModel, price: Micros, remaining: Micros, carry = 0): Micros {
   if (remaining <= 0) return 0;
-  return notional(price, remaining) + takerFee(model, Math.min(price, MICROS / 2), remaining);
+  return notional(price, remaining) + buyLockFee(model, price, remaining, carry);
 }
 
 /** The slice of a position's cost basis that `sold` of its `size` contracts carry (pro rata). */

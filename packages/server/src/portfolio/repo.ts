@@ -281,6 +281,93 @@ export async function listPositions(
   return pageWithTotal(query, (q) => q.selectAll().orderBy("opened_at", "desc").orderBy("id", "desc"), page);
 }
 
+/** What `positionsOnMarkets` reads of each position. */
+export type PositionKey = Pick<PositionRow, "id" | "market_id" | "outcome" | "size" | "status">;
+
+/** An owner's positions (any status) on any of `marketIds`, a few columns of each. */
+export async function positionsOnMarkets(
+  db: DbOrTrx,
+  owner: Owner,
+  marketIds: readonly string[],
+): Promise<PositionKey[]> {
+  const unique = [...new Set(marketIds)];
+  const out: PositionKey[] = [];
+  // Chunks keep the statement under every driver's parameter limit.
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db
+      .selectFrom("positions")
+      .select(["id", "market_id", "outcome", "size", "status"])
+      .where("account_id", "=", owner.accountId)
+      .where("environment", "=", owner.environment)
+      .where("market_id", "in", unique.slice(i, i + 500))
+      .execute();
+    out.push(...rows);
+  }
+  return out;
+}
+
+/**
+ * Takes `size` contracts the venue holds for a live owner beyond crossbook's record into the owner's
+ * position on the market's outcome, at unknown cost (`unknown_cost_size`): creating the position
+ * (with `newId`) if there is none, reopening it if it was empty. No money moves: nothing was traded.
+ * Returns the position as it is now.
+ */
+export async function adoptIntoPosition(
+  db: DbOrTrx,
+  owner: Owner,
+  add: { newId: string; marketId: string; outcome: string; size: number },
+  nowIso: string,
+): Promise<PositionRow> {
+  const grow = () =>
+    db
+      .updateTable("positions")
+      .set({
+        size: sql`size + ${add.size}`,
+        unknown_cost_size: sql`unknown_cost_size + ${add.size}`,
+        status: "open",
+        closed_at: null,
+        opened_at: sql`case when size = 0 then ${nowIso} else opened_at end`,
+        updated_at: nowIso,
+      })
+      .where("account_id", "=", owner.accountId)
+      .where("environment", "=", owner.environment)
+      .where("market_id", "=", add.marketId)
+      .where("outcome", "=", add.outcome)
+      .executeTakeFirst();
+  if (Number((await grow()).numUpdatedRows) === 0) {
+    const inserted = await db
+      .insertInto("positions")
+      .values({
+        id: add.newId,
+        account_id: owner.accountId,
+        environment: owner.environment,
+        market_id: add.marketId,
+        outcome: add.outcome,
+        size: add.size,
+        reserved: 0,
+        cost_basis: 0,
+        realized_pnl: 0,
+        fees: 0,
+        status: "open",
+        resolution: null,
+        payout: null,
+        redeemable: 0,
+        opened_at: nowIso,
+        updated_at: nowIso,
+        closed_at: null,
+        resolved_at: null,
+        unknown_cost_size: add.size,
+      })
+      .onConflict((oc) => oc.columns(["account_id", "environment", "market_id", "outcome"]).doNothing())
+      .executeTakeFirst();
+    // Created by another writer meanwhile: grow that one.
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) await grow();
+  }
+  const row = await findPositionByKey(db, owner, add.marketId, add.outcome);
+  if (!row) throw new Error("adopted position not found");
+  return row;
+}
+
 /** Open positions on a market (resolution settles them). */
 export async function openPositionsOnMarket(db: DbOrTrx, marketId: string): Promise<PositionRow[]> {
   return db

@@ -1,25 +1,56 @@
 /** Positions and balance over HTTP (the key's environment). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
+import { Envelope, ok, PagedEnvelope, pageMeta } from "../http/envelope";
 import type { Owner } from "../orders/repo";
 import { tradingOwner } from "../orders/routes";
 import { microsToNumber } from "../venues/decimal";
-import { BalanceSchema, PositionListQuery, PositionParams, PositionSchema } from "./schemas";
-import type { BalanceView, MarkedPosition, PortfolioService } from "./service";
+import {
+  BalanceSchema,
+  PositionListMeta,
+  PositionListQuery,
+  PositionParams,
+  PositionSchema,
+} from "./schemas";
+import type { BalanceView, MarkedPosition, PortfolioService, Reconciliation, VenueReadView } from "./service";
 
 const n = microsToNumber;
 const nn = (value: number | null) => (value === null ? null : microsToNumber(value));
 
-export function positionView({ row, mark, marketValue, unrealizedPnl }: MarkedPosition) {
+function reconciliationView(r: Reconciliation | null) {
+  if (!r) return null;
+  return {
+    status: r.status,
+    venue_size: nn(r.venueSize),
+    venue_average_price: nn(r.venueAveragePrice),
+    checked_at: r.checkedAt,
+  };
+}
+
+function venueReadView(v: VenueReadView) {
+  return { venue: v.venue, status: v.status, reason: v.reason, checked_at: v.checkedAt };
+}
+
+export function positionView({
+  row,
+  source,
+  mark,
+  marketValue,
+  unrealizedPnl,
+  reconciliation,
+}: MarkedPosition) {
+  // The average over the contracts whose cost crossbook knows (none for a venue-held position).
+  const known = row.size - row.unknown_cost_size;
   return {
     id: row.id,
     market_id: row.market_id,
     platform: row.market_id.slice(0, row.market_id.indexOf(":")),
+    source,
     outcome: row.outcome as "yes" | "no",
     status: row.status as "open",
     size: n(row.size),
     reserved: n(row.reserved),
-    average_price: row.size > 0 ? Math.round((row.cost_basis / row.size) * 1e6) / 1e6 : null,
+    unknown_cost_size: n(row.unknown_cost_size),
+    average_price: known > 0 ? Math.round((row.cost_basis / known) * 1e6) / 1e6 : null,
     cost_basis: n(row.cost_basis),
     current_price: nn(mark),
     market_value: nn(marketValue),
@@ -30,10 +61,11 @@ export function positionView({ row, mark, marketValue, unrealizedPnl }: MarkedPo
     payout: nn(row.payout),
     redeemable: row.redeemable === 1,
     environment: row.environment as Owner["environment"],
-    opened_at: row.opened_at,
+    opened_at: source === "venue" ? null : row.opened_at,
     updated_at: row.updated_at,
     closed_at: row.closed_at,
     resolved_at: row.resolved_at,
+    reconciliation: reconciliationView(reconciliation),
   };
 }
 
@@ -63,14 +95,15 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
       config: { auth: "key", permission: "read" },
       schema: {
         tags: ["portfolio"],
-        summary: "The caller's positions, marked to the current quote (default status=open)",
+        summary:
+          "The caller's positions, marked to the current quote (default status=open); live keys also see what their linked venue accounts hold",
         querystring: PositionListQuery,
-        response: { 200: PagedEnvelope(PositionSchema, PageMeta) },
+        response: { 200: PagedEnvelope(PositionSchema, PositionListMeta) },
       },
     },
     async (request) => {
       const { status = "open", market_id, outcome, limit = 50, offset = 0 } = request.query;
-      const { positions, total } = await portfolio.list(
+      const { positions, total, venues } = await portfolio.list(
         tradingOwner(request),
         { status, ...(market_id ? { marketId: market_id } : {}), ...(outcome ? { outcome } : {}) },
         { limit, offset },
@@ -78,7 +111,7 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
       return {
         success: true as const,
         data: positions.map(positionView),
-        meta: pageMeta(offset, limit, total),
+        meta: { ...pageMeta(offset, limit, total), ...(venues ? { venues: venues.map(venueReadView) } : {}) },
       };
     },
   );

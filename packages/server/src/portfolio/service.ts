@@ -1,30 +1,71 @@
 /**
  * The portfolio as a user reads it: positions marked to the current quote (a NO position at
  * 1 − the YES price, never at the YES price) and the balance of the key's environment.
+ *
+ * A live key also sees what its linked venue accounts hold (holdings.ts): each open crossbook
+ * position carries the venue's size for it (`reconciliation`: match, or a mismatch that is logged
+ * and counted, never written over), and what the venue holds where crossbook holds nothing is listed
+ * after crossbook's own positions as `source: "venue"`, at unknown cost. A venue that cannot be read
+ * leaves crossbook's positions as they are, marked `unavailable`.
  */
 import { AppError } from "../http/errors";
 import type { Db } from "../infra/db/store";
 import type { Owner } from "../orders/repo";
 import type { SandboxAccounts } from "../sandbox/service";
 import { MICROS } from "../venues/decimal";
+import type { VenueId } from "../venues/model";
+import {
+  NETTING_VENUES,
+  nettedSize,
+  type VenueHolding,
+  type VenueHoldings,
+  type VenueSnapshot,
+  venuePositionId,
+} from "./holdings";
 import {
   costBasisTotal,
   findBalance,
   findPosition,
   listPositions,
   type PositionFilter,
+  type PositionKey,
   type PositionRow,
+  positionsOnMarkets,
 } from "./repo";
 
 /** The current YES price of a market in micro-units, or null when nothing is known. */
 export type YesMark = (marketId: string) => number | null;
 
+export interface Reconciliation {
+  /**
+   * match / mismatch: crossbook's size against the venue's; venue_only: a venue-held position;
+   * unavailable: the venue could not be read; not_linked: no linked account for the venue.
+   */
+  status: "match" | "mismatch" | "venue_only" | "unavailable" | "not_linked";
+  venueSize: number | null;
+  venueAveragePrice: number | null;
+  checkedAt: string | null;
+}
+
 export interface MarkedPosition {
   row: PositionRow;
+  /** crossbook: a position crossbook keeps; venue: held at the venue, not (yet) in crossbook. */
+  source: "crossbook" | "venue";
   /** Mark of the position's own outcome (NO = 1 − YES), micro-units; null without a quote. */
   mark: number | null;
   marketValue: number | null;
+  /** Over the contracts of known cost; null when none has a known cost. */
   unrealizedPnl: number | null;
+  /** Live open positions only: how the venue's holding compares. */
+  reconciliation: Reconciliation | null;
+}
+
+/** How each linked venue's positions were read for a live list (`meta.venues`). */
+export interface VenueReadView {
+  venue: VenueId;
+  status: "ok" | "unavailable";
+  reason: string | null;
+  checkedAt: string | null;
 }
 
 export interface BalanceView {
@@ -46,6 +87,7 @@ export type LiveBalance = (owner: Owner) => Promise<{ available: number; locked:
 
 export class PortfolioService {
   #liveBalance: LiveBalance | undefined;
+  #holdings: Pick<VenueHoldings, "read" | "noteMismatch"> | undefined;
 
   constructor(
     private readonly db: Db,
@@ -57,31 +99,193 @@ export class PortfolioService {
     this.#liveBalance = liveBalance;
   }
 
-  mark(row: PositionRow): MarkedPosition {
+  /** Live keys' positions include what the linked venue accounts hold. */
+  setVenueHoldings(holdings: Pick<VenueHoldings, "read" | "noteMismatch">): void {
+    this.#holdings = holdings;
+  }
+
+  mark(row: PositionRow, source: MarkedPosition["source"] = "crossbook"): MarkedPosition {
     if (row.status === "resolved" || row.size === 0) {
       return {
         row,
+        source,
         mark: null,
         marketValue: row.status === "resolved" ? 0 : null,
         unrealizedPnl: row.size === 0 ? 0 : null,
+        reconciliation: null,
       };
     }
     const yes = this.yesMark(row.market_id);
-    if (yes === null) return { row, mark: null, marketValue: null, unrealizedPnl: null };
+    if (yes === null)
+      return { row, source, mark: null, marketValue: null, unrealizedPnl: null, reconciliation: null };
     const mark = row.outcome === "no" ? MICROS - yes : yes;
     const marketValue = Math.round((mark * row.size) / MICROS);
-    return { row, mark, marketValue, unrealizedPnl: marketValue - row.cost_basis };
+    // Contracts taken over from the venue have no known cost: PnL covers the others only.
+    const known = row.size - row.unknown_cost_size;
+    const unrealizedPnl =
+      row.unknown_cost_size === 0
+        ? marketValue - row.cost_basis
+        : known > 0
+          ? Math.round((mark * known) / MICROS) - row.cost_basis
+          : null;
+    return { row, source, mark, marketValue, unrealizedPnl, reconciliation: null };
   }
 
-  async list(owner: Owner, filter: PositionFilter, page: { limit: number; offset: number }) {
-    const { rows, total } = await listPositions(this.db, owner, filter, page);
-    return { positions: rows.map((row) => this.mark(row)), total };
+  /**
+   * One page of the owner's positions: crossbook's own (newest first), then, for a live key, the
+   * venue-held ones crossbook does not have (by market), which `total` counts too. `venues` says how
+   * each linked venue was read (live keys only).
+   */
+  async list(
+    owner: Owner,
+    filter: PositionFilter,
+    page: { limit: number; offset: number },
+  ): Promise<{ positions: MarkedPosition[]; total: number; venues?: VenueReadView[] }> {
+    if (owner.environment !== "live" || !this.#holdings) {
+      const { rows, total } = await listPositions(this.db, owner, filter, page);
+      return { positions: rows.map((row) => this.mark(row)), total };
+    }
+    const [snapshots, { rows, total }] = await Promise.all([
+      this.#holdings.read(owner),
+      listPositions(this.db, owner, filter, page),
+    ]);
+    const status = filter.status ?? "open";
+    const held = status === "open" || status === "all" ? heldAtVenues(snapshots, filter) : [];
+    const keys = await positionsOnMarkets(this.db, owner, [
+      ...held.map((h) => h.marketId),
+      ...rows.filter((r) => isNetting(r.market_id)).map((r) => r.market_id),
+    ]);
+    const venueOnly = held.filter((h) => !keptByCrossbook(h, keys));
+    const first = Math.max(0, page.offset - total);
+    const room = page.limit - rows.length;
+    const positions = [
+      ...rows.map((row) => this.#reconciled(owner, row, snapshots, keys)),
+      ...(room > 0 ? venueOnly.slice(first, first + room) : []).map((h) =>
+        this.#venueHeld(owner, h, snapshots, keys),
+      ),
+    ];
+    return { positions, total: total + venueOnly.length, venues: snapshots.map(readView) };
   }
 
   async get(owner: Owner, id: string): Promise<MarkedPosition> {
     const row = await findPosition(this.db, owner, id);
-    if (!row) throw new AppError("POSITION_NOT_FOUND", `No position ${id}`, { position_id: id });
-    return this.mark(row);
+    if (owner.environment !== "live" || !this.#holdings) {
+      if (!row) throw new AppError("POSITION_NOT_FOUND", `No position ${id}`, { position_id: id });
+      return this.mark(row);
+    }
+    const snapshots = await this.#holdings.read(owner);
+    if (row) {
+      const keys = isNetting(row.market_id) ? await positionsOnMarkets(this.db, owner, [row.market_id]) : [];
+      return this.#reconciled(owner, row, snapshots, keys);
+    }
+    if (id.startsWith("vpos_")) {
+      const held = heldAtVenues(snapshots, {});
+      const keys = await positionsOnMarkets(
+        this.db,
+        owner,
+        held.map((h) => h.marketId),
+      );
+      const found = held.find((h) => !keptByCrossbook(h, keys) && venueOnlyId(owner, h, keys) === id);
+      if (found) return this.#venueHeld(owner, found, snapshots, keys);
+    }
+    throw new AppError("POSITION_NOT_FOUND", `No position ${id}`, { position_id: id });
+  }
+
+  /** A crossbook position with the venue's size beside it (open live positions only). */
+  #reconciled(
+    owner: Owner,
+    row: PositionRow,
+    snapshots: VenueSnapshot[],
+    keys: PositionKey[],
+  ): MarkedPosition {
+    const marked = this.mark(row);
+    if (row.status !== "open" || row.size === 0) return marked;
+    const venue = venueOf(row.market_id);
+    const snapshot = snapshots.find((s) => s.venue === venue);
+    if (!snapshot || !venue) {
+      return {
+        ...marked,
+        reconciliation: { status: "not_linked", venueSize: null, venueAveragePrice: null, checkedAt: null },
+      };
+    }
+    if (snapshot.status !== "ok") {
+      return {
+        ...marked,
+        reconciliation: {
+          status: "unavailable",
+          venueSize: null,
+          venueAveragePrice: null,
+          checkedAt: snapshot.checkedAt,
+        },
+      };
+    }
+    const atVenue = snapshot.positions.find((p) => p.marketId === row.market_id && p.outcome === row.outcome);
+    const venueSize = atVenue?.size ?? 0;
+    const other = keys.find(
+      (k) => k.market_id === row.market_id && k.outcome !== row.outcome && k.status === "open",
+    );
+    const mine = nettedSize(venue, row.size, other?.size ?? 0);
+    const status = mine === venueSize ? "match" : "mismatch";
+    if (status === "mismatch") {
+      this.#holdings?.noteMismatch({
+        accountId: owner.accountId,
+        venue,
+        marketId: row.market_id,
+        outcome: row.outcome,
+        crossbookSize: mine,
+        venueSize,
+      });
+    }
+    return {
+      ...marked,
+      reconciliation: {
+        status,
+        venueSize,
+        venueAveragePrice: atVenue?.averagePrice ?? null,
+        checkedAt: snapshot.checkedAt,
+      },
+    };
+  }
+
+  /** A position the venue holds and crossbook does not: its cost is unknown to crossbook. */
+  #venueHeld(
+    owner: Owner,
+    held: VenueHolding,
+    snapshots: VenueSnapshot[],
+    keys: PositionKey[],
+  ): MarkedPosition {
+    const checkedAt = snapshots.find((s) => s.venue === held.venue)?.checkedAt ?? null;
+    const row: PositionRow = {
+      id: venueOnlyId(owner, held, keys),
+      account_id: owner.accountId,
+      environment: owner.environment,
+      market_id: held.marketId,
+      outcome: held.outcome,
+      size: held.size,
+      reserved: 0,
+      cost_basis: 0,
+      realized_pnl: 0,
+      fees: 0,
+      status: "open",
+      resolution: null,
+      payout: null,
+      redeemable: 0,
+      // The venue does not say when it was opened; `updated_at` is when it was read.
+      opened_at: "",
+      updated_at: checkedAt ?? "",
+      closed_at: null,
+      resolved_at: null,
+      unknown_cost_size: held.size,
+    };
+    return {
+      ...this.mark(row, "venue"),
+      reconciliation: {
+        status: "venue_only",
+        venueSize: held.size,
+        venueAveragePrice: held.averagePrice,
+        checkedAt,
+      },
+    };
   }
 
   /**
@@ -111,4 +315,69 @@ export class PortfolioService {
       updatedAt: row?.updated_at ?? null,
     };
   }
+}
+
+function venueOf(marketId: string): VenueId | undefined {
+  const venue = marketId.slice(0, marketId.indexOf(":"));
+  return venue === "polymarket" || venue === "kalshi" ? venue : undefined;
+}
+
+function isNetting(marketId: string): boolean {
+  const venue = venueOf(marketId);
+  return venue !== undefined && NETTING_VENUES.has(venue);
+}
+
+/** What the venues that answered hold, filtered as the list asks, by market then outcome. */
+function heldAtVenues(
+  snapshots: VenueSnapshot[],
+  filter: Pick<PositionFilter, "marketId" | "outcome">,
+): VenueHolding[] {
+  return snapshots
+    .filter((s) => s.status === "ok")
+    .flatMap((s) => s.positions)
+    .filter(
+      (h) =>
+        (!filter.marketId || h.marketId === filter.marketId) &&
+        (!filter.outcome || h.outcome === filter.outcome),
+    )
+    .sort((a, b) =>
+      a.marketId === b.marketId ? a.outcome.localeCompare(b.outcome) : a.marketId < b.marketId ? -1 : 1,
+    );
+}
+
+/**
+ * crossbook already shows this venue holding: an open crossbook position on the market's outcome
+ * (on a netting venue, on either outcome of the market) reconciles against it, and a settled one
+ * means the venue still lists contracts crossbook has paid out (not yet redeemed there).
+ */
+function keptByCrossbook(held: VenueHolding, keys: PositionKey[]): boolean {
+  return keys.some(
+    (k) =>
+      k.market_id === held.marketId &&
+      ((k.status === "open" &&
+        k.size > 0 &&
+        (k.outcome === held.outcome || NETTING_VENUES.has(held.venue))) ||
+        (k.status === "resolved" && k.outcome === held.outcome)),
+  );
+}
+
+/**
+ * A venue-held position's id: the one crossbook's position takes when a sale takes it over. Where
+ * crossbook already has a (closed) position on that market and outcome, the sale reopens that one,
+ * so the venue-held position shows under an id of its own that no stored position has.
+ */
+function venueOnlyId(owner: Owner, held: VenueHolding, keys: PositionKey[]): string {
+  const existing = keys.find((k) => k.market_id === held.marketId && k.outcome === held.outcome);
+  return existing
+    ? venuePositionId(owner.accountId, held.marketId, `${held.outcome}\u0000${existing.id}`)
+    : venuePositionId(owner.accountId, held.marketId, held.outcome);
+}
+
+function readView(snapshot: VenueSnapshot): VenueReadView {
+  return {
+    venue: snapshot.venue,
+    status: snapshot.status,
+    reason: snapshot.reason,
+    checkedAt: snapshot.checkedAt,
+  };
 }

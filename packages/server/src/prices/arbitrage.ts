@@ -11,10 +11,12 @@
  *
  * Cost of S pairs = what S contracts cost on each leg's asks (cheapest first) + each venue's taker
  * fee. Assumption, the same the sandbox makes when it fills an order against a book: each leg is one
- * taker order sweeping the levels, and each level it takes from is one fill charged its own fee
- * (`takerFee`: Kalshi's fee rounded up to the cent per fill, Polymarket's rate rounded up to the
- * micro-dollar per fill). Sizes are whole multiples of `lot` (one contract by default: Kalshi trades
- * whole contracts), and never more than both legs can fill: no position without its hedge.
+ * taker order sweeping the levels, and each level it takes from is one fill charged its own fee by
+ * the market's schedule (@crossbook/fees `fillFee`: Polymarket's shares × rate × (P(1 − P))^exponent
+ * rounded down to $0.00001; Kalshi's trade fee rounded up to $0.0001 and the balance change to the
+ * cent, with the order's fee accumulator running through the leg's fills). Sizes are whole
+ * multiples of `lot` (one contract by default: Kalshi trades whole contracts), and never more than
+ * both legs can fill: no position without its hedge.
  *
  * The best size is the S that maximises profit(S) = S × $1 − cost(S) − fees(S) over every lot
  * multiple up to the hedgeable depth (the largest such S on ties); it is computed again over sizes
@@ -24,6 +26,7 @@
  * can beat that end, and only those are evaluated exactly. Every segment is visited, so the answer
  * is the exact maximum, not a heuristic.
  */
+import { fillFee } from "@crossbook/fees";
 import { type FeeModel, notional, takerFee } from "../portfolio/ledger";
 import { MICROS, type Micros } from "../venues/decimal";
 import type { BookLevel, OrderBook, Outcome, VenueId } from "../venues/model";
@@ -135,6 +138,8 @@ interface Curve {
   start: Micros[];
   notional: Micros[];
   fees: Micros[];
+  /** Kalshi's fee accumulator of the leg's order when it reaches level i (0 elsewhere). */
+  carry: Micros[];
   /** Fee per micro-contract at each level, as the fee function charges a very large fill. */
   feeRate: number[];
   model: FeeModel;
@@ -144,9 +149,10 @@ interface Curve {
 const RATE_PROBE = 1e15;
 /**
  * Most a leg's exact cost of one fill can differ from its linear estimate: notional rounds to the
- * micro-dollar (±0.5), fees round up to at most the cent (Kalshi) — with room to spare.
+ * micro-dollar (±0.5); Kalshi's trade fee rounds up by under $0.0001 and the balance change by under
+ * a cent, and a rebate takes back a cent — with room to spare.
  */
-const LEG_ROUNDING = 10_002;
+const LEG_ROUNDING = 10_202;
 
 function curveOf(asks: readonly BookLevel[], model: FeeModel): Curve {
   // Cheapest first, one entry per price: what a sweeping buy order takes, level by level.
@@ -154,7 +160,7 @@ function curveOf(asks: readonly BookLevel[], model: FeeModel): Curve {
     .filter((l) => l.size > 0 && l.price > 0 && l.price < MICROS)
     .slice()
     .sort((x, y) => x.price - y.price);
-  const curve: Curve = { prices: [], start: [0], notional: [0], fees: [0], feeRate: [], model };
+  const curve: Curve = { prices: [], start: [0], notional: [0], fees: [0], carry: [0], feeRate: [], model };
   const sizes: Micros[] = [];
   for (const level of sorted) {
     const last = curve.prices.length - 1;
@@ -169,13 +175,20 @@ function curveOf(asks: readonly BookLevel[], model: FeeModel): Curve {
     const size = sizes[i]!;
     curve.start.push(curve.start[i]! + size);
     curve.notional.push(curve.notional[i]! + notional(price, size));
-    curve.fees.push(curve.fees[i]! + takerFee(model, price, size));
+    const charged = legFee(curve, i, price, size);
+    curve.fees.push(curve.fees[i]! + charged.fee);
+    curve.carry.push(charged.carry);
     curve.feeRate.push(takerFee(model, price, RATE_PROBE) / RATE_PROBE);
   }
   return curve;
 }
 
 const depthOf = (c: Curve) => c.start[c.start.length - 1]!;
+
+/** The fee of the leg's fill of `size` at level i, after the fills of the levels before it. */
+function legFee(c: Curve, i: number, price: Micros, size: Micros): { fee: Micros; carry: Micros } {
+  return fillFee(c.model, { price, size, side: "buy", liquidity: "taker" }, c.carry[i]!);
+}
 
 /** The level a walk of `size` (> 0) ends on: start[i] < size ≤ start[i + 1]. */
 function levelAt(c: Curve, size: Micros): number {
@@ -195,7 +208,7 @@ function legCost(c: Curve, size: Micros): LegCost {
   const price = c.prices[i]!;
   const rest = size - c.start[i]!;
   const cost = c.notional[i]! + notional(price, rest);
-  const fees = c.fees[i]! + takerFee(c.model, price, rest);
+  const fees = c.fees[i]! + legFee(c, i, price, rest).fee;
   return { cost, fees, averagePrice: Math.round((cost / size) * MICROS) };
 }
 

@@ -1,13 +1,14 @@
 /**
- * SQL for candles and the backfill record. Timestamps are ISO 8601 UTC text (which sorts), prices
- * and volumes integer micro-units; the primary key (market_id, interval, start) serves every query.
+ * SQL for candles and the record of venue history fetched (`candle_backfill_ranges`). Timestamps are
+ * ISO 8601 UTC text (which sorts), prices and volumes integer micro-units; the primary keys
+ * (market_id, interval, start) and (market_id, interval, covered_from) serve every query.
  */
 import { type Selectable, sql } from "kysely";
-import type { CandleBackfillsTable, CandlesTable } from "../infra/db/schema";
+import type { CandleBackfillRangesTable, CandlesTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
 export type CandleRow = Selectable<CandlesTable>;
-export type BackfillRow = Selectable<CandleBackfillsTable>;
+export type BackfillRangeRow = Selectable<CandleBackfillRangesTable>;
 
 /** Rows per statement: 10 parameters each stays far below both stores' parameter limits. */
 const CHUNK = 500;
@@ -119,24 +120,66 @@ export async function firstCandleStart(
   return row?.start;
 }
 
-export async function findBackfill(
+/** Every range of venue history fetched for a market and source interval, oldest first. */
+export async function listBackfillRanges(
   db: DbOrTrx,
   marketId: string,
   interval: string,
-): Promise<BackfillRow | undefined> {
+): Promise<BackfillRangeRow[]> {
   return db
-    .selectFrom("candle_backfills")
+    .selectFrom("candle_backfill_ranges")
     .selectAll()
     .where("market_id", "=", marketId)
     .where("interval", "=", interval)
-    .executeTakeFirst();
+    .orderBy("covered_from", "asc")
+    .execute();
 }
 
-export async function saveBackfill(db: DbOrTrx, row: BackfillRow): Promise<void> {
-  const { market_id: _m, interval: _i, ...changes } = row;
+/**
+ * Records a fetched range, merged with the ranges of the same resolution it overlaps or touches, so
+ * a market keeps a handful of rows however it is paged through. Run it in a transaction.
+ */
+export async function saveBackfillRange(db: DbOrTrx, row: BackfillRangeRow): Promise<void> {
+  let query = db
+    .selectFrom("candle_backfill_ranges")
+    .selectAll()
+    .where("market_id", "=", row.market_id)
+    .where("interval", "=", row.interval)
+    .where("covered_from", "<=", row.covered_to)
+    .where("covered_to", ">=", row.covered_from);
+  query =
+    row.resolution_minutes === null
+      ? query.where("resolution_minutes", "is", null)
+      : query.where("resolution_minutes", "=", row.resolution_minutes);
+  const touching = await query.execute();
+  let from = row.covered_from;
+  let to = row.covered_to;
+  for (const r of touching) {
+    if (r.covered_from < from) from = r.covered_from;
+    if (r.covered_to > to) to = r.covered_to;
+  }
+  if (touching.length > 0) {
+    await db
+      .deleteFrom("candle_backfill_ranges")
+      .where("market_id", "=", row.market_id)
+      .where("interval", "=", row.interval)
+      .where(
+        "covered_from",
+        "in",
+        touching.map((r) => r.covered_from),
+      )
+      .execute();
+  }
+  const merged = { ...row, covered_from: from, covered_to: to };
   await db
-    .insertInto("candle_backfills")
-    .values(row)
-    .onConflict((oc) => oc.columns(["market_id", "interval"]).doUpdateSet(changes))
+    .insertInto("candle_backfill_ranges")
+    .values(merged)
+    .onConflict((oc) =>
+      oc.columns(["market_id", "interval", "covered_from"]).doUpdateSet({
+        covered_to: merged.covered_to,
+        resolution_minutes: merged.resolution_minutes,
+        fetched_at: merged.fetched_at,
+      }),
+    )
     .execute();
 }

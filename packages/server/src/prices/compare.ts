@@ -17,6 +17,7 @@
  */
 
 import type { Static } from "typebox";
+import { chargedSchedule } from "../catalog/fees";
 import * as catalogRepo from "../catalog/repo";
 import type { CatalogLogger } from "../catalog/service";
 import { AppError } from "../http/errors";
@@ -317,8 +318,9 @@ function notionalOf(levels: readonly BookLevel[]): Micros {
   return total;
 }
 
+/** The schedule the sandbox would charge this market's fills: its own, else the venue's default. */
 function feeModel(side: Side): FeeModel {
-  return { venue: side.market.venue, feeRateBps: side.row?.fee_rate_bps ?? null };
+  return chargedSchedule(side.market.venue, side.row);
 }
 
 /**

@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { validationError } from "../http/errors";
 import { isoFromMs } from "../infra/clock";
 import { microsToNumber } from "../venues/decimal";
-import type { HistoryCandle, PriceHistoryService } from "./history";
+import { INTERVAL_MS, type Interval } from "./candles";
+import type { HistoryCandle, HistoryCoverage, PriceHistoryService } from "./history";
 import {
   DEFAULT_INTERVAL,
   DEFAULT_LIMIT,
@@ -29,6 +30,27 @@ function candleView(candle: HistoryCandle) {
   };
 }
 
+/** 720 -> "12h", 1440 -> "1d", 90 -> "90m". */
+function minutesLabel(minutes: number): string {
+  if (minutes % 1440 === 0) return `${minutes / 1440}d`;
+  if (minutes % 60 === 0) return `${minutes / 60}h`;
+  return `${minutes}m`;
+}
+
+function coverageView(coverage: HistoryCoverage, interval: Interval) {
+  return {
+    from: coverage.from === null ? null : isoFromMs(coverage.from),
+    to: coverage.to === null ? null : isoFromMs(coverage.to),
+    resolution:
+      coverage.coarserMinutes !== null && coverage.coarserMinutes * 60_000 > INTERVAL_MS[interval]
+        ? minutesLabel(coverage.coarserMinutes)
+        : interval,
+    source: coverage.source,
+    complete: coverage.complete,
+    reason: coverage.reason,
+  };
+}
+
 export const priceHistoryRoutes: FastifyPluginAsyncTypebox<HistoryRoutesDeps> = async (app, deps) => {
   app.get(
     "/v1/prices/history",
@@ -42,7 +64,11 @@ export const priceHistoryRoutes: FastifyPluginAsyncTypebox<HistoryRoutesDeps> = 
           "without: the last `limit` periods before `end` (default: through the period under way). " +
           "`meta.start`/`meta.end` give the range covered; `meta.end` is the next page's `start`. A period " +
           "without any update repeats the previous close with volume 0 (nothing before the first known " +
-          "candle). History older than what crossbook built live is fetched from the venue once.",
+          "candle). History older than what crossbook built live is fetched from the venue once. " +
+          "`meta.coverage` says which part of the range has candles, what they rest on (crossbook's own " +
+          "prices, the venue's history, or both), and, when `complete` is false, why (`reason`): the venue " +
+          "failed, serves the market only at a coarser `resolution`, has no prices for the start of the " +
+          "range, or the range begins before the market opened.",
         querystring: HistoryQuerySchema,
         response: { 200: HistoryResponse },
       },
@@ -68,7 +94,13 @@ export const priceHistoryRoutes: FastifyPluginAsyncTypebox<HistoryRoutesDeps> = 
       return {
         success: true as const,
         data: result.candles.map(candleView),
-        meta: { market_id, interval, start: isoFromMs(result.start), end: isoFromMs(result.end) },
+        meta: {
+          market_id,
+          interval,
+          start: isoFromMs(result.start),
+          end: isoFromMs(result.end),
+          coverage: coverageView(result.coverage, interval),
+        },
       };
     },
   );

@@ -9,6 +9,9 @@ export const MAX_LIMIT = 1_000;
 
 const ISO_EXAMPLE = "2026-11-22T12:00:00Z";
 
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
 export const HistoryQuerySchema = Type.Object(
   {
     market_id: Type.String({
@@ -55,11 +58,48 @@ export const CandleSchema = Type.Object({
   volume: Type.Number({ description: "Contracts traded in the period (0 where the venue gives none)" }),
 });
 
+export const COVERAGE_REASONS = [
+  "venue_unavailable",
+  "coarser_at_venue",
+  "no_venue_data",
+  "before_market_open",
+] as const;
+
+export const CoverageSchema = Type.Object(
+  {
+    from: Nullable(
+      Type.String({ description: "Start of the first candle returned (ISO 8601); null when there is none" }),
+    ),
+    to: Nullable(
+      Type.String({ description: "End of the last candle returned (ISO 8601); null when there is none" }),
+    ),
+    resolution: Type.String({
+      description:
+        "Spacing of the prices behind the candles: the interval asked, or the venue's coarser spacing (e.g. 12h)",
+    }),
+    source: StringEnum(["crossbook", "venue", "crossbook+venue", "none"] as const, {
+      description: "Prices crossbook saw itself, the venue's history, both, or none",
+    }),
+    complete: Type.Boolean({
+      description:
+        "Every period of the range that has begun since the market opened has a candle at the interval asked",
+    }),
+    reason: Nullable(
+      StringEnum(COVERAGE_REASONS, {
+        description:
+          "Why not complete: the venue failed, serves this market only coarser, has no prices for the start of the range, or the range begins before the market opened",
+      }),
+    ),
+  },
+  { description: "What the candles rest on, and what is missing" },
+);
+
 export const HistoryMeta = Type.Object({
   market_id: Type.String(),
   interval: StringEnum(INTERVALS),
   start: Type.String({ description: "Start of the range covered (ISO 8601), inclusive" }),
   end: Type.String({ description: "End of the range covered (ISO 8601), exclusive: the next page's start" }),
+  coverage: CoverageSchema,
 });
 
 export const HistoryResponse = PagedEnvelope(CandleSchema, HistoryMeta);

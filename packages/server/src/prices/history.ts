@@ -1,6 +1,7 @@
 /**
  * Price history: stored candles (built live by candles.ts) for a range, gaps filled, with the
- * venue's history fetched the first time a market's range has no local history.
+ * venue's history fetched for the part of the range crossbook has no history of, and a coverage
+ * report that says what the candles rest on.
  *
  * Range: candles whose period starts in [start, end). With `start`, the first `limit` periods from
  * it; without, the last `limit` periods before `end` (default: through the period under way, which
@@ -11,14 +12,19 @@
  * volume 0, from the market's first known candle on; nothing is made up before it, nor after the
  * period under way.
  *
- * Backfill: the first time a range begins before the market's local history in it, the venue's
- * history at the source interval (1m for 1m/5m/15m, 1h for 1h/4h, 1d for 1d/1w) is fetched for the
- * part before the first local candle (all of the range when there is none) — whole periods only (the
- * one under way is built live), at most `maxPeriods` of them in requests of `periodsPerRequest`,
- * never before the market opened. It is stored where no candle exists (a candle built live is
- * never replaced), rolled up, and recorded in `candle_backfills`, so it is not fetched again unless
- * an earlier start is asked for. If the venue fails, local candles are served as they are; with
- * none, the request fails with the retryable VENUE_UNAVAILABLE.
+ * Backfill: the part of the asked range (at the source interval: 1m for 1m/5m/15m, 1h for 1h/4h, 1d
+ * for 1d/1w) that lies before the first candle crossbook built itself and that no earlier backfill
+ * fetched is asked of the venue — the range asked, however far back, never "the most recent N
+ * periods" — in requests of `periodsPerRequest`, whole periods only (the one under way is built
+ * live), never before the market opened, at most `maxPeriods` per request. Candles are stored where
+ * none exists (a candle built live is never replaced), rolled up, and the fetched range is recorded
+ * in `candle_backfill_ranges` (with the spacing the venue served, when coarser than asked), so it is
+ * not fetched again. If the venue fails, local candles are served as they are; with none, the
+ * request fails with the retryable VENUE_UNAVAILABLE.
+ *
+ * Coverage: which part of the range has candles, whether they rest on crossbook's own prices, the
+ * venue's history or both, and, when part of the range has none or the venue served it coarser than
+ * the interval, why: the response never says less than it knows.
  */
 
 import type { MarketRow } from "../catalog/repo";
@@ -28,7 +34,7 @@ import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import type { Micros } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
-import type { Candle, PricePoint, VenueId } from "../venues/model";
+import type { Candle, PricePoint, VenueHistory, VenueId } from "../venues/model";
 import type { Venue } from "../venues/venue";
 import {
   bucketStart,
@@ -65,17 +71,42 @@ export interface HistoryCandle {
   volume: Micros;
 }
 
+/** Why part of a range has no candles, or coarser ones than asked (null when nothing is missing). */
+export type CoverageReason =
+  /** The venue failed while part of the range was fetched: the candles there may be missing or filled. */
+  | "venue_unavailable"
+  /** The venue serves this market's history only at a coarser spacing (`resolution`). */
+  | "coarser_at_venue"
+  /** Neither crossbook nor the venue has prices for the start of the range. */
+  | "no_venue_data"
+  /** The range begins before the market opened; history starts at its opening. */
+  | "before_market_open";
+
+export interface HistoryCoverage {
+  /** Start of the first candle and end of the last one, ms; null when there is none. */
+  from: number | null;
+  to: number | null;
+  /** Minutes between the prices behind the candles when coarser than the interval; else null. */
+  coarserMinutes: number | null;
+  /** What the candles rest on: prices crossbook saw itself, the venue's history, or both. */
+  source: "crossbook" | "venue" | "crossbook+venue" | "none";
+  /** True when every period of the range that has begun (since the market opened) has a candle at the interval asked. */
+  complete: boolean;
+  reason: CoverageReason | null;
+}
+
 export interface HistoryResult {
   candles: HistoryCandle[];
   /** The range covered, [start, end), ms. */
   start: number;
   end: number;
+  coverage: HistoryCoverage;
 }
 
 export interface HistoryOptions {
   /** Source periods asked of a venue in one request (Kalshi allows 5,000). */
   periodsPerRequest: number;
-  /** Source periods one backfill fetches at most. */
+  /** Source periods one history request fetches at most (a range of `limit` ≤ 1,000 needs ≤ 15,000). */
   maxPeriods: number;
 }
 
@@ -95,6 +126,26 @@ export function historyRange(query: HistoryQuery, now: number): { from: number; 
   const last = bucketStart(to - 1, query.interval);
   return { from: last - (query.limit - 1) * size, to };
 }
+
+type Span = [number, number];
+
+/** The parts of [from, to) outside every range (ranges sorted by start). */
+export function uncovered(from: number, to: number, ranges: readonly Span[]): Span[] {
+  const out: Span[] = [];
+  let cursor = from;
+  for (const [a, b] of ranges) {
+    if (b <= cursor) continue;
+    if (a >= to) break;
+    if (a > cursor) out.push([cursor, Math.min(a, to)]);
+    cursor = Math.max(cursor, b);
+    if (cursor >= to) break;
+  }
+  if (cursor < to) out.push([cursor, to]);
+  return out;
+}
+
+const spans = (rows: readonly repo.BackfillRangeRow[]): Span[] =>
+  rows.map((r) => [Date.parse(r.covered_from), Date.parse(r.covered_to)]);
 
 export class PriceHistoryService {
   readonly #inflight = new Map<string, Promise<void>>();
@@ -145,7 +196,18 @@ export class PriceHistoryService {
         throw error;
       }
     }
-    return { candles, start: from, end: to };
+    const ranges = await repo.listBackfillRanges(this.db, market.id, SOURCE[query.interval]);
+    const coverage = coverageOf(
+      market,
+      query.interval,
+      from,
+      to,
+      now,
+      candles,
+      ranges,
+      failure !== undefined,
+    );
+    return { candles, start: from, end: to, coverage };
   }
 
   /** Stored candles overlaid with the ones still in memory, gaps filled. */
@@ -189,13 +251,15 @@ export class PriceHistoryService {
 
   async #ensureBackfilled(market: MarketRow, interval: Interval, from: number, to: number, now: number) {
     const source = SOURCE[interval];
+    const size = INTERVAL_MS[source];
     // Only periods that are over: the one under way is built live.
     const horizon = bucketStart(now, source);
     let wantFrom = bucketStart(from, source);
+    const wantTo = Math.min(bucketStart(to - 1, source) + size, horizon);
     // Nothing before the market opened; an open time still ahead of a listed market is not trusted.
     const opened = market.open_time ? Date.parse(market.open_time) : Number.NaN;
     if (opened < horizon) wantFrom = Math.max(wantFrom, bucketStart(opened, source));
-    if (wantFrom >= Math.min(to, horizon)) return;
+    if (wantFrom >= wantTo) return;
     const venue = this.venues.get(market.venue as VenueId);
     if (!venue?.capabilities.supports.priceHistory) return;
 
@@ -204,7 +268,7 @@ export class PriceHistoryService {
     for (let running = this.#inflight.get(key); running; running = this.#inflight.get(key)) {
       await running.catch(() => {});
     }
-    const run = this.#backfill(market.id, venue, source, wantFrom, horizon, now);
+    const run = this.#backfill(market.id, venue, source, wantFrom, wantTo, horizon, now);
     this.#inflight.set(key, run);
     try {
       await run;
@@ -218,50 +282,59 @@ export class PriceHistoryService {
     venue: Venue,
     source: SourceInterval,
     wantFrom: number,
+    wantTo: number,
     horizon: number,
     now: number,
   ): Promise<void> {
     const size = INTERVAL_MS[source];
-    const mark = await repo.findBackfill(this.db, marketId, source);
-    let fetchTo: number;
-    if (mark) {
-      const covered = Date.parse(mark.covered_from);
-      if (covered <= wantFrom) return;
-      fetchTo = covered;
-    } else {
-      // Local history (stored, or still in memory) that starts with the range needs nothing from
-      // the venue; otherwise only the part before it is fetched, so no live candle is in the way.
+    const fetched = spans(await repo.listBackfillRanges(this.db, marketId, source));
+    // Local history that starts within the range needs nothing from the venue from there on: only
+    // the part before the first candle crossbook built itself is fetched, so no live candle is in
+    // the way. Candles inside an earlier fetched range are the venue's, not crossbook's.
+    let live = horizon;
+    for (let cursor = wantFrom; cursor < live; ) {
       const stored = await repo.firstCandleStart(
         this.db,
         marketId,
         source,
-        isoFromMs(wantFrom),
+        isoFromMs(cursor),
         isoFromMs(horizon),
       );
-      let first = stored !== undefined ? Date.parse(stored) : horizon;
-      for (const held of this.candles.held(marketId, source)) {
-        if (held.start >= wantFrom && held.start < first) first = held.start;
+      if (stored === undefined) break;
+      const at = Date.parse(stored);
+      const inside = fetched.find(([a, b]) => a <= at && at < b);
+      if (!inside) {
+        live = at;
+        break;
       }
-      if (first <= wantFrom) return;
-      fetchTo = first;
+      cursor = inside[1];
     }
-    const fetchFrom = Math.max(wantFrom, fetchTo - this.#options.maxPeriods * size);
-    if (fetchFrom >= fetchTo) return;
+    for (const held of this.candles.held(marketId, source)) {
+      if (held.start >= wantFrom && held.start < live) live = held.start;
+    }
 
-    const fetched = await this.#fetch(venue, marketId, source, fetchFrom, fetchTo);
-    if (fetched.length > 0) {
-      await this.db.transaction().execute((trx) => repo.insertMissingCandles(trx, fetched.map(toRow)));
-      await this.candles.rollUpHistory(marketId, source, fetchFrom, fetchTo);
+    let budget = this.#options.maxPeriods;
+    for (const [a, gapEnd] of uncovered(wantFrom, Math.min(wantTo, live), fetched)) {
+      if (budget <= 0) break;
+      const b = Math.min(gapEnd, a + budget * size);
+      budget -= Math.ceil((b - a) / size);
+      const { candles, coarserMinutes } = await this.#fetch(venue, marketId, source, a, b);
+      if (candles.length > 0) {
+        await this.db.transaction().execute((trx) => repo.insertMissingCandles(trx, candles.map(toRow)));
+        await this.candles.rollUpHistory(marketId, source, a, b);
+      }
+      // Recorded even when the venue had nothing: it is not asked for this range again.
+      await this.db.transaction().execute((trx) =>
+        repo.saveBackfillRange(trx, {
+          market_id: marketId,
+          interval: source,
+          covered_from: isoFromMs(a),
+          covered_to: isoFromMs(b),
+          resolution_minutes: coarserMinutes ?? null,
+          fetched_at: isoFromMs(now),
+        }),
+      );
     }
-    // A window with no history at all means the market has none further back either.
-    const coveredFrom = fetched.length === 0 ? wantFrom : fetchFrom;
-    await repo.saveBackfill(this.db, {
-      market_id: marketId,
-      interval: source,
-      covered_from: isoFromMs(mark ? Math.min(Date.parse(mark.covered_from), coveredFrom) : coveredFrom),
-      covered_to: mark?.covered_to ?? isoFromMs(fetchTo),
-      fetched_at: isoFromMs(now),
-    });
   }
 
   /** The venue's history for [from, to) as candles of `source`, in requests of bounded size. */
@@ -269,23 +342,86 @@ export class PriceHistoryService {
     const size = INTERVAL_MS[source];
     const step = this.#options.periodsPerRequest * size;
     const out: PriceCandle[] = [];
+    let coarserMinutes: number | undefined;
     let previousPrice: Micros | undefined;
     for (let a = from; a < to; a += step) {
       const b = Math.min(to, a + step);
-      const history = await venue.getPriceHistory(marketId, {
+      const answer = await venue.getPriceHistory(marketId, {
         interval: source,
         start: isoFromMs(a),
         end: isoFromMs(b),
       });
-      const candles = isPoints(history)
-        ? pointsToCandles(marketId, source, history, previousPrice)
-        : venueCandles(marketId, source, history);
+      const { series, coarserMinutes: coarser }: VenueHistory = Array.isArray(answer)
+        ? { series: answer }
+        : answer;
+      if (coarser !== undefined) coarserMinutes = Math.max(coarserMinutes ?? 0, coarser);
+      const candles = isPoints(series)
+        ? pointsToCandles(marketId, source, series, previousPrice)
+        : venueCandles(marketId, source, series);
       for (const candle of candles) if (candle.start >= a && candle.start < b) out.push(candle);
       const last = out[out.length - 1];
       if (last) previousPrice = last.close;
     }
-    return out;
+    return { candles: out, coarserMinutes };
   }
+}
+
+/**
+ * What the candles of [from, to) rest on, and why part of it has none or coarser ones: the venue
+ * failed, served coarser prices than the interval, had none, or the range begins before the market
+ * opened. Periods that have not begun are not missing.
+ */
+export function coverageOf(
+  market: Pick<MarketRow, "open_time">,
+  interval: Interval,
+  from: number,
+  to: number,
+  now: number,
+  candles: readonly HistoryCandle[],
+  ranges: readonly repo.BackfillRangeRow[],
+  venueFailed: boolean,
+): HistoryCoverage {
+  const size = INTERVAL_MS[interval];
+  const dataTo = Math.min(to, bucketStart(now, interval) + size);
+  const opened = market.open_time ? Date.parse(market.open_time) : Number.NaN;
+  const expectedFrom = opened < now ? Math.max(from, bucketStart(opened, interval)) : from;
+  const first = candles[0]?.start;
+  const end = candles.length > 0 ? candles[candles.length - 1]!.start + size : undefined;
+
+  let coarserMinutes: number | null = null;
+  let fromVenue = 0;
+  if (first !== undefined && end !== undefined) {
+    for (const range of ranges) {
+      const a = Math.max(first, Date.parse(range.covered_from));
+      const b = Math.min(end, Date.parse(range.covered_to));
+      if (a >= b) continue;
+      fromVenue += b - a;
+      const minutes = range.resolution_minutes;
+      if (minutes !== null && minutes * 60_000 > size)
+        coarserMinutes = Math.max(coarserMinutes ?? 0, minutes);
+    }
+  }
+  let source: HistoryCoverage["source"] = "none";
+  if (first !== undefined && end !== undefined) {
+    // The period under way is crossbook's (live, or the last close carried on): it does not count.
+    const span = Math.min(end, bucketStart(now, interval)) - first;
+    source = fromVenue === 0 ? "crossbook" : fromVenue >= span ? "venue" : "crossbook+venue";
+  }
+
+  const missingStart = expectedFrom < dataTo && (first === undefined || first > expectedFrom);
+  let reason: CoverageReason | null = null;
+  if (venueFailed) reason = "venue_unavailable";
+  else if (coarserMinutes !== null) reason = "coarser_at_venue";
+  else if (missingStart) reason = "no_venue_data";
+  else if (from < expectedFrom && expectedFrom < dataTo) reason = "before_market_open";
+  return {
+    from: first ?? null,
+    to: end ?? null,
+    coarserMinutes,
+    source,
+    complete: reason === null,
+    reason,
+  };
 }
 
 function isPoints(history: Candle[] | PricePoint[]): history is PricePoint[] {

@@ -3,7 +3,9 @@
  * defined as the midpoint of the best YES bid and ask when both exist, else the last trade price
  * (null until one is seen). 24-hour change and volume come from per-minute rings of the last
  * 1,440 minutes, allocated only for markets that actually tick, so an update is O(1) and memory
- * follows the number of live markets (about 17 KB each).
+ * follows the number of live markets (about 17 KB each). A minute without an update keeps the price
+ * in force, so the price 24 hours ago is known from a day after the first one seen; until then the
+ * change is taken against the venue's own price 24 hours ago (`setVenueDayAgo`, from the catalog).
  */
 import type { Micros } from "../venues/decimal";
 import type { FeedEvent } from "../venues/venue";
@@ -26,6 +28,7 @@ export interface Quote {
 
 const MINUTE = 60_000;
 const RING = 1_440;
+const DAY = RING * MINUTE;
 const NO_PRICE = -1;
 
 class MarketState {
@@ -54,9 +57,13 @@ class MarketState {
     return this.lastTradePrice;
   }
 
-  /** Moves the ring to `minute`, clearing slots that fell out of the 24-hour window. */
+  /**
+   * Moves the ring to `minute`, clearing the volume of slots that fell out of the 24-hour window;
+   * the minutes in between keep the price in force at the end of the last one recorded.
+   */
   advance(minute: number): void {
     if (minute <= this.lastMinute) return;
+    const carried = this.lastMinute < 0 ? NO_PRICE : this.prices[this.lastMinute % RING]!;
     const from =
       this.lastMinute < 0 || minute - this.lastMinute > RING ? minute - RING + 1 : this.lastMinute + 1;
     for (let m = from; m <= minute; m++) {
@@ -64,7 +71,7 @@ class MarketState {
       if (this.minutes[slot] !== m) {
         this.volumeSum -= this.volumes[slot]!;
         this.volumes[slot] = 0;
-        this.prices[slot] = NO_PRICE;
+        this.prices[slot] = carried;
         this.minutes[slot] = m;
       }
     }
@@ -84,7 +91,7 @@ class MarketState {
     this.updatedAt = now;
   }
 
-  /** The price as of 24 hours before `now`: the last known minute at or before then. */
+  /** The price in force at the end of the minute 24 hours before `now`'s, if crossbook saw one by then. */
   priceDayAgo(now: number): Micros | null {
     const target = Math.floor(now / MINUTE) - RING + 1;
     const slot = ((target % RING) + RING) % RING;
@@ -95,6 +102,18 @@ class MarketState {
 
 export class QuoteBook {
   readonly #markets = new Map<string, MarketState>();
+  /** The venue's own price 24 h ago per market, and when it was read (the catalog's last listing). */
+  readonly #venueDayAgo = new Map<string, { price: Micros; at: number }>();
+
+  /**
+   * The venue's price 24 hours before `at` (Kalshi `previous_price_dollars`, Polymarket's
+   * `oneDayPriceChange`), for markets crossbook has not watched for a day yet; null forgets it. Used
+   * for a day at most: a venue that has not been listed since then says nothing about now.
+   */
+  setVenueDayAgo(marketId: string, price: Micros | null, at: number): void {
+    if (price === null) this.#venueDayAgo.delete(marketId);
+    else this.#venueDayAgo.set(marketId, { price, at });
+  }
 
   #state(marketId: string, now: number): MarketState {
     let state = this.#markets.get(marketId);
@@ -178,7 +197,11 @@ export class QuoteBook {
   #quote(state: MarketState, now: number): Quote {
     state.advance(Math.floor(now / MINUTE));
     const price = state.price();
-    const dayAgo = state.priceDayAgo(now);
+    let dayAgo = state.priceDayAgo(now);
+    if (dayAgo === null) {
+      const venue = this.#venueDayAgo.get(state.marketId);
+      if (venue && now - venue.at < DAY) dayAgo = venue.price;
+    }
     const change = price !== null && dayAgo !== null ? price - dayAgo : null;
     return {
       marketId: state.marketId,

@@ -55,6 +55,8 @@ export interface MarketSummary {
   lastPrice: Micros | null;
   bestBid: Micros | null;
   bestAsk: Micros | null;
+  /** The venue's YES price 24 h before its last listing (see VenueMarket.price24hAgo). */
+  price24hAgo: Micros | null;
   volume24h: Micros;
   updatedAt: string;
   /** Until when someone watches it (a stream subscription or a prices request), ms; 0 = never. */
@@ -94,6 +96,7 @@ function summaryOf(row: catalogRepo.MarketRow): MarketSummary {
     lastPrice: row.last_price === null ? null : Number(row.last_price),
     bestBid: row.best_bid === null ? null : Number(row.best_bid),
     bestAsk: row.best_ask === null ? null : Number(row.best_ask),
+    price24hAgo: row.price_24h_ago === null ? null : Number(row.price_24h_ago),
     volume24h: Number(row.volume_24h),
     updatedAt: row.updated_at,
     watchedUntil: 0,
@@ -163,10 +166,13 @@ export class PricesService {
     let query = this.db.selectFrom("markets").selectAll();
     if (venue) query = query.where("venue", "=", venue);
     const rows = await query.execute();
+    const now = this.clock.now();
     for (const row of rows) {
       const fresh = summaryOf(row);
       fresh.watchedUntil = this.#markets.get(row.id)?.watchedUntil ?? 0;
       this.#markets.set(row.id, fresh);
+      // Live quotes measure their 24 h change against the venue's figure until they have their own.
+      this.live.quotes.setVenueDayAgo(row.id, fresh.price24hAgo, now);
     }
     this.#version++;
   }
@@ -192,7 +198,9 @@ export class PricesService {
     if (unknown === 0) return { markets, missing: [] };
     const wanted = ids.filter((id) => !this.#markets.has(id));
     for (const row of await catalogRepo.findMarkets(this.db, wanted)) {
-      this.#markets.set(row.id, summaryOf(row));
+      const fresh = summaryOf(row);
+      this.#markets.set(row.id, fresh);
+      this.live.quotes.setVenueDayAgo(row.id, fresh.price24hAgo, this.clock.now());
       this.#version++;
     }
     const missing: string[] = [];
@@ -228,13 +236,17 @@ export class PricesService {
     const quote = this.live.quotes.get(market.id, now);
     if (!quote) {
       const bothSides = market.bestBid !== null && market.bestAsk !== null;
+      const price = bothSides ? Math.round((market.bestBid! + market.bestAsk!) / 2) : market.lastPrice;
+      // The listing's price against the venue's price 24 hours before that listing.
+      const dayAgo = market.price24hAgo;
+      const change = price !== null && dayAgo !== null ? price - dayAgo : null;
       return {
-        price: num(bothSides ? Math.round((market.bestBid! + market.bestAsk!) / 2) : market.lastPrice),
+        price: num(price),
         best_bid: num(market.bestBid),
         best_ask: num(market.bestAsk),
         spread: bothSides ? microsToNumber(market.bestAsk! - market.bestBid!) : null,
-        change_24h: null,
-        change_pct_24h: null,
+        change_24h: num(change),
+        change_pct_24h: change !== null && dayAgo ? Math.round((change / dayAgo) * 1e6) / 1e4 : null,
         volume_24h: microsToNumber(market.volume24h),
         last_trade: null,
         updated_at: market.updatedAt,

@@ -14,6 +14,7 @@
  * Books are YES-normalised: buying NO at q is selling YES at 1 − q. Resting orders live in memory
  * on the instance that accepted them and are reloaded from the store at start.
  */
+import { fillFee } from "@crossbook/fees";
 import type { LiveMarkets } from "../catalog/live";
 import type { Outbox } from "../events/outbox";
 import { type Clock, isoNow } from "../infra/clock";
@@ -22,7 +23,6 @@ import { applyFill, FenceError, type FillCause, feeModelOf } from "../orders/boo
 import type { TradableMarket } from "../orders/markets";
 import { tradableMarket } from "../orders/markets";
 import { type OrderRow, orderById, restingSandboxOrders } from "../orders/repo";
-import { takerFee } from "../portfolio/ledger";
 import { MICROS, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, Trade, VenueId } from "../venues/model";
 import type { FeedEvent } from "../venues/venue";
@@ -47,6 +47,8 @@ export interface PlannedFill {
   price: number;
   size: number;
   fee: number;
+  /** The order's fee accumulator after this fill (Kalshi rounding, see @crossbook/fees). */
+  carry: number;
   cause: FillCause;
   causeKey: string;
 }
@@ -140,7 +142,7 @@ export class SandboxExchange {
     const levels = buying ? own.asks : own.bids;
     // The liquidity a level represents, in YES terms (a NO ask at q is a YES bid at 1 − q).
     const takenSide: EngineSide = engineSide(intent.side, intent.outcome) === BID ? ASK : BID;
-    const fees = feeModelOf(market, market.feeRateBps);
+    const fees = feeModelOf(market);
 
     const takes: Array<{ key: string; level: BookLevel; size: number }> = [];
     let wanted = intent.amount;
@@ -160,16 +162,25 @@ export class SandboxExchange {
     const rests = intent.type === "limit" && (intent.timeInForce === "GTC" || intent.timeInForce === "GTD");
 
     const consumed: Array<{ entry: Consumed; size: number }> = [];
+    // One order, several fills: Kalshi's fee accumulator runs through them (@crossbook/fees).
+    let carry = 0;
     const fills: PlannedFill[] = takes.map(({ key, level, size }, index) => {
       const seen = books.consumed.get(key);
       const entry: Consumed = seen && seen.shown === level.size ? seen : { shown: level.size, used: 0 };
       entry.used += size;
       books.consumed.set(key, entry);
       consumed.push({ entry, size });
+      const charged = fillFee(
+        fees,
+        { price: level.price, size, side: intent.side, liquidity: "taker" },
+        carry,
+      );
+      carry = charged.carry;
       return {
         price: level.price,
         size,
-        fee: takerFee(fees, level.price, size),
+        fee: charged.fee,
+        carry: charged.carry,
         cause: {
           kind: "book_level",
           price: microsToNumber(level.price),
@@ -303,13 +314,30 @@ export class SandboxExchange {
           timestamp: trade.timestamp,
           queue_ahead_before: microsToNumber(fill.queueAhead),
         };
+        // A resting order is the maker: it pays what the market's schedule charges makers (nothing on
+        // most), with Kalshi's rounding and the order's fee accumulator.
+        const fees = feeModelOf(market);
+        const size = Math.min(fill.size, order.amount - order.filled_amount);
+        const charged = fillFee(
+          fees,
+          { price: order.price, size, side: order.side as "buy" | "sell", liquidity: "maker" },
+          order.fee_carry,
+        );
         try {
           await applyFill(
             trx,
             { outbox: this.outbox, nowIso, title: market.title },
             order,
-            { price: order.price, size: fill.size, fee: 0, liquidity: "maker", cause, causeKey },
-            feeModelOf(market, market.feeRateBps),
+            {
+              price: order.price,
+              size,
+              fee: charged.fee,
+              carry: charged.carry,
+              liquidity: "maker",
+              cause,
+              causeKey,
+            },
+            fees,
           );
         } catch (error) {
           if (!(error instanceof FenceError)) throw error;

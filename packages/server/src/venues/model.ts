@@ -4,6 +4,7 @@
  * `kalshi:<ticker>`. Prices are probabilities of YES in micro-units (0..1,000,000) and sizes are
  * contracts in micro-units, exact; the API converts to numbers at the edge.
  */
+import type { FeeSchedule } from "@crossbook/fees";
 import type { Micros } from "./decimal";
 
 export const VENUE_IDS = ["polymarket", "kalshi"] as const;
@@ -63,10 +64,19 @@ export interface VenueMarket {
   lastPrice: Micros | null;
   bestBid: Micros | null;
   bestAsk: Micros | null;
+  /**
+   * The YES price 24 hours before this listing as the venue states it (Kalshi
+   * `previous_price_dollars`; Polymarket the YES price − `oneDayPriceChange`); null when it gives none.
+   * 24-hour changes use it until crossbook has a day of its own prices.
+   */
+  price24hAgo: Micros | null;
   /** Polymarket: market is part of a neg-risk event (orders go to the neg-risk exchange). */
   negRisk: boolean;
-  /** Fee rate in basis points where the venue publishes one per market. */
-  feeRateBps: number | null;
+  /**
+   * The market's fee schedule (@crossbook/fees): Polymarket's `feeSchedule` and cap, Kalshi's series
+   * fee type and multiplier (an event override applied); null when the venue did not say.
+   */
+  fees: FeeSchedule | null;
   updatedAt: string;
 }
 
@@ -118,4 +128,15 @@ export interface Candle {
 export interface PricePoint {
   timestamp: string;
   price: Micros;
+}
+
+/**
+ * Price history with what the venue said about it beyond the series: the spacing it actually served
+ * when coarser than the interval asked for (Polymarket serves closed and resolved markets at 12 hours
+ * or coarser, VENUES-AUDIT #6).
+ */
+export interface VenueHistory {
+  series: Candle[] | PricePoint[];
+  /** Minutes between the venue's points when coarser than the interval asked for; absent otherwise. */
+  coarserMinutes?: number;
 }

@@ -15,6 +15,7 @@ import type {
   Resolution,
   Trade,
   VenueEvent,
+  VenueHistory,
   VenueId,
   VenueMarket,
 } from "./model";
@@ -47,8 +48,8 @@ export interface VenueCapabilities {
   };
   /** Outbound budgets we keep to, per endpoint class. */
   rateLimits: { read: RateLimitSpec; trade: RateLimitSpec };
-  /** How taker fees are charged: Kalshi's published formula, or a per-market rate. */
-  fees: { model: "kalshi_quadratic" | "per_market_bps"; description: string };
+  /** How fees are charged: each market carries its own schedule (@crossbook/fees); this says whose rules. */
+  fees: { model: "kalshi" | "polymarket"; description: string };
 }
 
 export interface MarketQuery {
@@ -92,9 +93,10 @@ export type VenueCredentials =
       apiKey?: string;
       apiSecret?: string;
       apiPassphrase?: string;
-      /** Proxy or Safe wallet that holds the funds (signature types 1 and 2). */
+      /** Proxy, Safe or deposit wallet that holds the funds (signature types 1, 2 and 3). */
       funder?: string;
-      signatureType: 0 | 1 | 2;
+      /** 0 EOA, 1 proxy, 2 Safe, 3 POLY_1271 deposit wallet. */
+      signatureType: 0 | 1 | 2 | 3;
     }
   | { venue: "kalshi"; keyId: string; privateKeyPem: string };
 
@@ -122,6 +124,11 @@ export interface VenueOrder {
   status: "open" | "pending" | "filled" | "cancelled";
   createdAt: string;
   clientOrderId: string | null;
+  /**
+   * Set by `placeOrder` when the venue's amount precision made the adapter place a buy for fewer
+   * contracts than asked (`size` is what was placed): what was asked, and why, in words for the user.
+   */
+  sizeAdjustment?: { requested: Micros; reason: string };
 }
 
 export interface VenueFill {
@@ -132,7 +139,10 @@ export interface VenueFill {
   side: "buy" | "sell";
   price: Micros;
   size: Micros;
-  fee: Micros;
+  /** What the venue charged, when its record says (Kalshi `fee_cost`); null: crossbook's fee model applies. */
+  fee: Micros | null;
+  /** Whether the fill took liquidity, when the venue's record says (Kalshi `is_taker`, Polymarket `trader_side`). */
+  liquidity?: "taker" | "maker";
   timestamp: string;
 }
 
@@ -146,6 +156,11 @@ export interface VenuePosition {
 export interface Venue {
   readonly id: VenueId;
   readonly capabilities: VenueCapabilities;
+  /**
+   * Why this venue's live feed cannot run as configured (then `capabilities.supports.feed` is false,
+   * no feed is started and prices come from REST); absent when it can.
+   */
+  readonly feedUnavailable?: string;
 
   /** Every event (all pages) matching the query. */
   listEvents(query?: MarketQuery, progress?: PageProgress): Promise<VenueEvent[]>;
@@ -153,16 +168,25 @@ export interface Venue {
   listMarkets(query?: MarketQuery, progress?: PageProgress): Promise<VenueMarket[]>;
   getMarket(marketId: string): Promise<VenueMarket>;
   getOrderBook(marketId: string, depth?: number): Promise<OrderBook>;
+  /** History for [start, end): the series, or a VenueHistory when the venue served it coarser. */
   getPriceHistory(
     marketId: string,
     options: { interval: CandleInterval; start: string; end: string },
-  ): Promise<Candle[] | PricePoint[]>;
+  ): Promise<Candle[] | PricePoint[] | VenueHistory>;
   /** Live book/trade/quote updates; reconnects and resubscribes by itself. */
   subscribe(marketIds: string[], onEvent: (event: FeedEvent) => void): Promise<FeedSubscription>;
 
   placeOrder(credentials: VenueCredentials, order: VenueOrderRequest): Promise<VenueOrder>;
   cancelOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder>;
-  getOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder>;
+  /**
+   * One order. `hint` (its market, and a time before it was placed) lets a venue that archives
+   * closed orders find one the live endpoints no longer serve (Kalshi `/historical/orders`).
+   */
+  getOrder(
+    credentials: VenueCredentials,
+    venueOrderId: string,
+    hint?: { marketId?: string; since?: string },
+  ): Promise<VenueOrder>;
   listOrders(
     credentials: VenueCredentials,
     options?: { marketId?: string; openOnly?: boolean },

@@ -209,6 +209,23 @@ describe.each(STORE_BACKENDS)("price alerts on %s", (store) => {
     expect(await eventsFor(t, above)).toHaveLength(1);
   });
 
+  it("knows the 24-hour change from the venue's price a day ago, before crossbook has a day of its own", async () => {
+    const above = await newAlert(t.app, key, {
+      market_id: "kalshi:I",
+      condition: "change_pct_24h_above",
+      threshold: 10,
+    });
+    // The first quote after a start: 0.46 against the venue's 0.40 of a day ago is +15 %.
+    setPrice(venue, "kalshi:I", 0.46);
+    expect(t.services.live.quotes.get("kalshi:I", t.clock.now())?.changePct24h).toBe(15);
+    const [event] = await eventsFor(t, above);
+    expect(event!.data).toMatchObject({
+      condition: "change_pct_24h_above",
+      threshold: 10,
+      current_price: 0.46,
+    });
+  });
+
   it("fires at creation when the condition already holds on the current quote", async () => {
     setPrice(venue, "kalshi:G", 0.7);
     const response = await createAlert(t.app, key, {

@@ -12,12 +12,14 @@ import { TestVenue, testMarket } from "../support/fake-venue";
 
 export const EVENT_TITLE = "Fed decision in December";
 
-/** A venue with a few open markets (A belongs to an event) and one closed market. */
+/** A venue with a few open markets (A belongs to an event; I has the venue's price of a day ago). */
 export function alertVenue(): TestVenue {
   const kalshi = new TestVenue("kalshi");
   kalshi.set(
     testMarket("kalshi", "A", { eventId: "kalshi:FED", title: "Cut in December?" }),
     ...["B", "C", "D", "E", "F", "G", "H"].map((key) => testMarket("kalshi", key)),
+    // The venue says its price was 0.40 a day ago (Kalshi `previous_price_dollars`).
+    testMarket("kalshi", "I", { price24hAgo: 400_000 }),
   );
   kalshi.events = [
     {

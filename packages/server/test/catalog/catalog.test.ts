@@ -1,4 +1,5 @@
 /** The catalog: sync from venues, status tracking, venue health, and the market routes. */
+import { kalshiSchedule } from "@crossbook/fees";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MARKET_STATUS_CHANNEL, type MarketStatusChange } from "../../src/catalog/service";
 import { VenueError } from "../../src/venues/errors";
@@ -157,6 +158,25 @@ describe.each(STORE_BACKENDS)("catalog on %s", (store) => {
     expect(recovered.health).toMatchObject({ status: "ok", consecutive_failures: 0, last_sync_markets: 2 });
   });
 
+  it("keeps a market's known fee schedule when a later listing does not say it", async () => {
+    const id = "kalshi:KXFED-26DEC-C25";
+    const market = kalshi.markets.get(id)!;
+    kalshi.set({ ...market, fees: kalshiSchedule("quadratic_with_maker_fees", 1) });
+    await t.services.catalog.syncVenue("kalshi");
+    const fees = () => get(`/v1/markets/${id}`).then((r) => r.json().data.fees);
+    expect(await fees()).toMatchObject({
+      model: "kalshi",
+      fee_type: "quadratic_with_maker_fees",
+      maker_rate: 0.0175,
+    });
+    // Its series could not be read this time: the schedule stays.
+    kalshi.set({ ...market, fees: null });
+    await t.services.catalog.syncVenue("kalshi");
+    expect(await fees()).toMatchObject({ fee_type: "quadratic_with_maker_fees" });
+    // A market never given a schedule shows none.
+    expect((await get("/v1/markets/kalshi:KXBTC-26DEC31-T100000")).json().data.fees).toBeNull();
+  });
+
   it("describes each venue's capabilities, URLs and limits", async () => {
     const venues = (await get("/v1/venues")).json().data;
     expect(venues.map((v: { id: string }) => v.id)).toEqual(["polymarket", "kalshi"]);
@@ -164,7 +184,7 @@ describe.each(STORE_BACKENDS)("catalog on %s", (store) => {
       name: "Kalshi",
       capabilities: { order_book: true, feed: true, native_no_book: false },
       rate_limits: { read: { requests: 100, window_ms: 1000 } },
-      fees: { model: "kalshi_quadratic" },
+      fees: { model: "kalshi" },
     });
   });
 });

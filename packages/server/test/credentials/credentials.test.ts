@@ -50,6 +50,7 @@ describe.each(STORE_BACKENDS)("venue credentials on %s", (store) => {
       key_id: null,
       funder: null,
       signature_type: 0,
+      wallet_type: "eoa",
       has_api_credentials: false,
       created_at: "2026-11-22T12:00:00.000Z",
       updated_at: "2026-11-22T12:00:00.000Z",
@@ -81,6 +82,7 @@ describe.each(STORE_BACKENDS)("venue credentials on %s", (store) => {
       key_id: null,
       funder: FUNDER,
       signature_type: 2,
+      wallet_type: "safe",
       has_api_credentials: true,
       created_at: "2026-11-22T12:00:00.000Z",
       updated_at: "2026-11-22T12:01:00.000Z",
@@ -118,7 +120,12 @@ describe.each(STORE_BACKENDS)("venue credentials on %s", (store) => {
       signature_type: 1,
       funder: FUNDER,
     });
-    expect(proxy).toMatchObject({ signature_type: 1, funder: FUNDER, address: POLY_ADDRESS_A });
+    expect(proxy).toMatchObject({
+      signature_type: 1,
+      wallet_type: "proxy",
+      funder: FUNDER,
+      address: POLY_ADDRESS_A,
+    });
     const eoa = await linked(t.app, key, {
       venue: "polymarket",
       private_key: POLY_KEY_A,
@@ -126,6 +133,29 @@ describe.each(STORE_BACKENDS)("venue credentials on %s", (store) => {
     });
     expect(eoa).toMatchObject({ id: proxy.id, signature_type: 0, funder: POLY_ADDRESS_A });
     await unlink(proxy.id);
+  });
+
+  it("links a deposit wallet (signature type 3): the wallet is the funder, the key its owner's", async () => {
+    const deposit = await linked(t.app, key, {
+      venue: "polymarket",
+      private_key: POLY_KEY_A,
+      signature_type: 3,
+      funder: FUNDER_LOWER,
+    });
+    expect(deposit).toMatchObject({
+      signature_type: 3,
+      wallet_type: "deposit_wallet",
+      funder: FUNDER,
+      address: POLY_ADDRESS_A,
+    });
+    expect((await get(deposit.id)).json().data).toEqual(deposit);
+    expect(await t.services.credentials.credentialsFor(accountId, "polymarket")).toEqual({
+      venue: "polymarket",
+      privateKey: POLY_KEY_A,
+      signatureType: 3,
+      funder: FUNDER,
+    });
+    await unlink(deposit.id);
   });
 
   it("links, replaces and unlinks a Kalshi account (PKCS#1 and PKCS#8 PEM)", async () => {
@@ -144,6 +174,7 @@ describe.each(STORE_BACKENDS)("venue credentials on %s", (store) => {
       key_id: KALSHI_KEY_ID,
       funder: null,
       signature_type: null,
+      wallet_type: null,
       has_api_credentials: false,
       created_at: expect.any(String),
       updated_at: expect.any(String),

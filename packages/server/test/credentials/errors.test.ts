@@ -15,6 +15,7 @@ import {
   KALSHI_KEY_ID,
   link,
   listCredentials,
+  POLY_ADDRESS_A,
   POLY_API,
   POLY_KEY_A,
   pemBody,
@@ -80,7 +81,8 @@ describe.each(STORE_BACKENDS)("venue credential errors on %s", (store) => {
     }
     expect(await badRequest({ ...poly, funder: FUNDER })).toEqual({
       "body.funder":
-        "must be left out (or be the signer's own address) for signature_type 0: an EOA trades from itself",
+        "must be left out (or be the signer's own address) for signature_type 0: an EOA trades from itself " +
+        "(a proxy, Safe or deposit wallet needs signature_type 1, 2 or 3)",
     });
     expect((await badRequest({ ...poly, signature_type: 2, funder: "0x1234" }))["body.funder"]).toMatch(
       /pattern/,
@@ -90,9 +92,27 @@ describe.each(STORE_BACKENDS)("venue credential errors on %s", (store) => {
     expect(await badRequest({ ...poly, signature_type: 2, funder: badChecksum })).toEqual({
       "body.funder": "has a bad EIP-55 checksum (check the address, or send it in lower case)",
     });
-    expect((await badRequest({ ...poly, signature_type: 3, funder: FUNDER }))["body.signature_type"]).toBe(
-      "must be one of: 0, 1, 2",
+    expect((await badRequest({ ...poly, signature_type: 4, funder: FUNDER }))["body.signature_type"]).toBe(
+      "must be one of: 0, 1, 2, 3",
     );
+  });
+
+  it("wants a deposit wallet's address as funder for signature type 3, and never the signer's own", async () => {
+    expect(await badRequest({ ...poly, signature_type: 3 })).toEqual({
+      "body.funder":
+        "is required for signature_type 3: the deposit wallet's address (the account address shown on polymarket.com), which holds the funds and signs the orders",
+    });
+    // A proxy, Safe or deposit wallet is a contract the key controls, never the key's own address.
+    for (const [signatureType, wallet] of [
+      [1, "proxy wallet"],
+      [2, "Safe wallet"],
+      [3, "deposit wallet"],
+    ] as const) {
+      expect(await badRequest({ ...poly, signature_type: signatureType, funder: POLY_ADDRESS_A })).toEqual({
+        "body.funder": `must be the ${wallet}, not the signer's own address, for signature_type ${signatureType} (send signature_type 0 to trade from the key's own address)`,
+      });
+    }
+    expect(await listCredentials(t.app, key)).toEqual([]);
   });
 
   it("wants the Polymarket API key, secret and passphrase all together or not at all", async () => {

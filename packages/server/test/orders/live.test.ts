@@ -219,12 +219,94 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
       expect(await eventsOf("order.filled", o.id)).toHaveLength(1);
     });
 
+    it("live fills cost what the venue charged: Kalshi's fee_cost, Polymarket's schedule (the venue's record has no fee)", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const ko = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.5, amount: 3 });
+      const kalshiFills = await venues.get("kalshi")!.listFills(me.kalshiCreds, { marketId: k.id });
+      const charged = kalshiFills.reduce((sum, f) => sum + (f.fee ?? 0), 0);
+      expect(charged).toBeGreaterThan(0);
+      expect(ko.fees).toBeCloseTo(charged / 1e6, 9);
+
+      const p = polymarketMarket();
+      const fees = (await get(t.app, me.liveKey, `/v1/markets/${p.id}`)).data.fees;
+      expect(fees).toMatchObject({ model: "polymarket", exponent: 1, cap_bps: 1000 });
+      const before = await venues.get("polymarket")!.getBalance(me.polymarketCreds);
+      const po = await placed(t.app, me.liveKey, { market_id: p.id, side: "buy", price: 0.6, amount: 10 });
+      expect(po).toMatchObject({ status: "filled", filled_amount: 10 });
+      // shares × rate × p(1 − p), as the venue takes it from the wallet (not fee_rate_bps × notional)
+      const expected = Math.floor((10 * fees.rate * 0.6 * 0.4 + 1e-12) * 1e5) / 1e5;
+      expect(po.fees).toBeCloseTo(expected, 9);
+      const after = await venues.get("polymarket")!.getBalance(me.polymarketCreds);
+      expect((before - after) / 1e6).toBeCloseTo(6 + expected, 9);
+    });
+
     it("a live market order goes out at the sandbox's worst-price bound and fills at the venue", async () => {
       const me = await trader();
       const k = kalshiMarket();
       const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", type: "market", amount: 2 });
       // Best YES ask 0.50, 5 % slippage -> 0.525 -> 0.52 on the tick.
       expect(o).toMatchObject({ status: "filled", filled_amount: 2, average_fill_price: 0.5, price: 0.52 });
+    });
+
+    it("a Polymarket IOC of 7 @ 0.533 is rounded to the venue's FAK precision, placed, and says so", async () => {
+      const me = await trader();
+      const info = polymarket.script.market("fed-chair-announces-resignation-by-december-31-2026");
+      polymarket.script.setBook(info.yesTokenId, {
+        bids: [{ price: "0.5", size: "100" }],
+        asks: [{ price: "0.533", size: "100" }],
+      });
+      const market = `polymarket:${info.conditionId.toLowerCase()}`;
+      const o = await placed(t.app, me.liveKey, {
+        market_id: market,
+        side: "buy",
+        price: 0.533,
+        amount: 7,
+        time_in_force: "IOC",
+      });
+      // $3.731 is not a whole number of cents: the venue takes $3.73 for 6.9981 shares.
+      expect(o).toMatchObject({
+        status: "filled",
+        amount: 6.9981,
+        requested_amount: 7,
+        filled_amount: 6.9981,
+        average_fill_price: 0.533,
+      });
+      expect(o.amount_note).toMatch(/^rounded down from 7 to 6\.9981: Polymarket takes IOC\/FOK/);
+      expect((await order(me.liveKey, o.id)).amount_note).toBe(o.amount_note);
+      // A limit order that rests keeps its amount and says nothing.
+      const resting = await placed(t.app, me.liveKey, {
+        market_id: market,
+        side: "buy",
+        price: 0.4,
+        amount: 7,
+      });
+      expect(resting).toMatchObject({ status: "open", amount: 7, requested_amount: null, amount_note: null });
+    });
+
+    it("a Polymarket IOC the venue matched in part shows its partial fill at once, the rest cancelled", async () => {
+      const me = await trader();
+      const p = polymarketMarket();
+      polymarket.script.setBook(p.info.yesTokenId, {
+        bids: [{ price: "0.2", size: "100" }],
+        asks: [{ price: "0.55", size: "4" }],
+      });
+      const o = await placed(t.app, me.liveKey, {
+        market_id: p.id,
+        side: "buy",
+        price: 0.55,
+        amount: 10,
+        time_in_force: "IOC",
+      });
+      expect(o).toMatchObject({
+        status: "cancelled",
+        amount: 10,
+        filled_amount: 4,
+        average_fill_price: 0.55,
+        cancel_reason: "unfilled_ioc",
+      });
+      const position = (await get(t.app, me.liveKey, `/v1/positions/${o.position_id}`)).data;
+      expect(position).toMatchObject({ size: 4, environment: "live" });
     });
 
     it("a retry with the same Idempotency-Key replays the acknowledged order and places nothing twice", async () => {
@@ -390,6 +472,72 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
       expect(error.details).toMatchObject({ order_id: o.id, status: "filled" });
       expect(await order(me.liveKey, o.id)).toMatchObject({ status: "filled", filled_amount: 5 });
       expect(await eventsOf("order.filled", o.id)).toHaveLength(1);
+    });
+
+    it("a cancel that raced a fill (Kalshi answers 404) applies the fills, and order entry stays on V2 for everyone", async () => {
+      const me = await trader();
+      const someoneElse = await trader();
+      const k = kalshiMarket();
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      // The server restarts (a fresh Kalshi venue), and its first Kalshi call is this cancel. The
+      // order fills at the venue right after the adapter has read it as resting: the cancel 404s.
+      const running = venues.get("kalshi")!;
+      const venue = createKalshiVenue({
+        apiUrl: kalshi.apiUrl,
+        wsUrl: kalshi.wsUrl,
+        clock: systemClock,
+        log: quiet,
+      });
+      venues.set("kalshi", venue);
+      const read = venue.getOrder.bind(venue);
+      let race = true;
+      venue.getOrder = async (...args) => {
+        const found = await read(...args);
+        if (race) {
+          race = false;
+          kalshi.script.printTrade(k.ticker, { side: "no", count: 5, price: 0.3 });
+        }
+        return found;
+      };
+      try {
+        kalshi.script.resetRequestCounts();
+        const error = expectError(await cancel(me.liveKey, o.id), 409, "ORDER_NOT_CANCELLABLE");
+        expect(error.details).toMatchObject({ order_id: o.id, status: "filled" });
+        expect(kalshi.script.requestCount("DELETE /portfolio/events/orders/:order_id")).toBe(1);
+        venue.getOrder = read;
+        expect(await order(me.liveKey, o.id)).toMatchObject({ status: "filled", filled_amount: 5 });
+        expect(await eventsOf("order.filled", o.id)).toHaveLength(1);
+        // Nothing about that 404 touches anyone's order entry: the next orders go to V2 as before.
+        const k2 = kalshiMarket();
+        const next = await place(t.app, someoneElse.liveKey, {
+          market_id: k2.id,
+          side: "buy",
+          price: 0.3,
+          amount: 2,
+        });
+        expect(next.statusCode).toBe(201);
+        expect(next.json().data.status).toBe("open");
+        expect(kalshi.script.requestCount("POST /portfolio/events/orders")).toBe(1);
+        expect(kalshi.script.requestCount("POST /portfolio/orders")).toBe(0);
+        expect(kalshi.script.requestCount("DELETE /portfolio/orders/:order_id")).toBe(0);
+        expect((await cancel(someoneElse.liveKey, next.json().data.id)).statusCode).toBe(200);
+      } finally {
+        venue.getOrder = read;
+        venues.set("kalshi", running);
+      }
+    });
+
+    it("a cancel of an order the venue cancelled after a partial fill applies the fill and follows the venue", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 2, price: 0.3 });
+      kalshi.script.closeMarket(k.ticker); // the venue cancels the resting remainder
+      const response = await cancel(me.liveKey, o.id);
+      expect(response.statusCode).toBe(200);
+      expect(response.json().data).toMatchObject({ id: o.id, status: "cancelled", filled_amount: 2 });
+      expect(await order(me.liveKey, o.id)).toMatchObject({ status: "cancelled", cancel_reason: "venue" });
+      expect(await eventsOf("order.partially_filled", o.id)).toHaveLength(1);
     });
   });
 
@@ -597,8 +745,9 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
       expect(before).toMatchObject({ environment: "live", available: 500 + 1000, locked: 0 });
       await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
       const after = (await get(t.app, me.liveKey, "/v1/balance")).data;
-      // 5 × 0.30 plus Kalshi's largest possible fee on them (ceil(0.07 × 5 × 0.3 × 0.7) = 0.08).
-      expect(after.locked).toBeCloseTo(1.58, 6);
+      // 5 × 0.30 plus Kalshi's largest possible fee on them: the trade fee 0.07 × 5 × 0.3 × 0.7 =
+      // 0.0735 and a cent for the rounding to the cent the order may still pay.
+      expect(after.locked).toBeCloseTo(1.5835, 6);
       const venueCash =
         (await venues.get("kalshi")!.getBalance(me.kalshiCreds)) +
         (await venues.get("polymarket")!.getBalance(me.polymarketCreds));

@@ -8,6 +8,8 @@
  * path runs inside `inTransaction`, so on SQLite it also runs on the transaction's connection
  * directly, as the batcher runs it.
  */
+
+import { kalshiSchedule, polymarketSchedule } from "@crossbook/fees";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Outbox } from "../../src/events/outbox";
@@ -23,9 +25,9 @@ import { adjustBalance, createBalance, findPositionByKey, reservePosition } from
 import { createTestApp, type TestApp } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
 
-const MARKETS = [
-  { id: "kalshi:DIFF-A", fees: { venue: "kalshi", feeRateBps: null } as FeeModel },
-  { id: "polymarket:DIFF-B", fees: { venue: "polymarket", feeRateBps: 200 } as FeeModel },
+const MARKETS: Array<{ id: string; fees: FeeModel }> = [
+  { id: "kalshi:DIFF-A", fees: kalshiSchedule("quadratic_with_maker_fees", 1) },
+  { id: "polymarket:DIFF-B", fees: polymarketSchedule({ rate: 0.05, exponent: 1, capBps: 1000 }) },
 ];
 const M = 1_000_000;
 
@@ -223,6 +225,9 @@ describe.each(STORE_BACKENDS)("openOrder on %s", (store) => {
             created_at: nowIso,
             updated_at: nowIso,
             cancelled_at: null,
+            requested_amount: null,
+            amount_note: null,
+            fee_carry: 0,
           });
           const fills: FillInput[] = s.fills.map((f, k) => ({
             price: f.priceCents * 10_000,

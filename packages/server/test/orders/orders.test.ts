@@ -229,7 +229,8 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       expect(changed.statusCode).toBe(422);
       expect(changed.json().error.code).toBe("IDEMPOTENCY_KEY_REUSED");
       expect((await get(s.t.app, s.key, "/v1/orders")).meta.total).toBe(1);
-      expect((await balance(s.t.app, s.key)).locked).toBeCloseTo(0.6 + 0.03, 6); // one lock, not two
+      // One lock, not two: 2 × 0.30, Kalshi's trade fee on them (0.0294) and a cent for its rounding.
+      expect((await balance(s.t.app, s.key)).locked).toBeCloseTo(0.6 + 0.0294 + 0.01, 6);
     });
 
     it("a retry gets the first response even where a new placement would be refused now", async () => {

@@ -56,6 +56,9 @@ describe.each(STORE_BACKENDS)("order rows on %s", (backend) => {
       created_at: "2026-11-25T01:00:00.000Z",
       updated_at: "2026-11-25T02:00:00.000Z",
       cancelled_at: "2026-11-25T03:00:00.000Z",
+      requested_amount: 7_500_000,
+      amount_note: "rounded down",
+      fee_carry: 4_000,
     };
     await insertOrder(store.db, row);
     expect(await orderById(store.db, row.id)).toEqual(row);

@@ -68,8 +68,11 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       expect(order.filled_amount).toBe(25);
       // 10 @ 0.42 + 15 @ 0.43 = 4.2 + 6.45
       expect(order.average_fill_price).toBeCloseTo(10.65 / 25, 6);
-      // ceil(0.07 × 10 × 0.42 × 0.58 ×100)/100 = ceil(17.052)=0.18; 15 @ 0.43: ceil(25.7355)=0.26
-      expect(order.fees).toBeCloseTo(0.44, 6);
+      // Kalshi's rounding on each fill, with the order's fee accumulator: 10 @ 0.42, trade fee 0.17052
+      // -> 0.1706, the balance change (−4.3706) to the cent: 0.18; 15 @ 0.43, 0.257355 -> 0.2574, to the
+      // cent 0.26 less the cent of rounding the order has now overpaid: 0.25. 0.43 in all, what one
+      // 25-lot costs (not 0.44, a cent rounded up on each fill).
+      expect(order.fees).toBeCloseTo(0.43, 6);
       const fills = (await get(s.t.app, s.key, `/v1/orders/${order.id}/fills`)).data;
       expect(fills.map((f: { price: number; size: number }) => [f.price, f.size])).toEqual([
         [0.42, 10],
@@ -78,7 +81,7 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       expect(fills[0].cause).toMatchObject({ kind: "book_level", price: 0.42, size_shown: 10 });
       expect(fills[0].liquidity).toBe("taker");
       const b = await balance(s.t.app, s.key);
-      expect(b.available).toBeCloseTo(10_000 - 10.65 - 0.44, 6);
+      expect(b.available).toBeCloseTo(10_000 - 10.65 - 0.43, 6);
       expect(b.positions_cost).toBeCloseTo(10.65, 6);
       await expectLedgerBalanced(s.t, s.accountId);
     });
@@ -180,7 +183,7 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
       });
     });
 
-    it("Polymarket charges its per-market fee rate on taker fills", async () => {
+    it("Polymarket charges shares × rate × p(1 − p) from the market's fee schedule on taker fills", async () => {
       setBook(s.polymarket, book("polymarket:P", { asks: [[0.3, 100]] }));
       const order = await placed(s.t.app, s.key, {
         market_id: "polymarket:P",
@@ -188,8 +191,8 @@ describe.each(STORE_BACKENDS)("on %s", (store) => {
         price: 0.3,
         amount: 10,
       });
-      // 200 bps × min(0.3, 0.7) × 10 = 0.06
-      expect(order.fees).toBeCloseTo(0.06, 6);
+      // P's schedule: rate 0.05, exponent 1 (takerBaseFee 1000 is the cap): 10 × 0.05 × 0.3 × 0.7 = 0.105
+      expect(order.fees).toBeCloseTo(0.105, 6);
       await expectLedgerBalanced(s.t, s.accountId);
     });
   });

@@ -3,6 +3,7 @@
  * catalogs are synced and feeds subscribed, books you set, trades you print, a sandbox key and a
  * live key on one account, and helpers that read the ledger.
  */
+import { polymarketSchedule } from "@crossbook/fees";
 import type { FastifyInstance } from "fastify";
 import { expect } from "vitest";
 import type { OrderBook, VenueId, VenueMarket } from "../../src/venues/model";
@@ -48,7 +49,14 @@ export async function tradingApp(
     },
   ];
   const polymarket = new TestVenue("polymarket");
-  polymarket.set(testMarket("polymarket", "P", { minSize: 5_000_000, feeRateBps: 200 }));
+  // A fee-enabled Polymarket market as Gamma publishes one in 2026: rate 0.05, exponent 1, taker
+  // only, takerBaseFee 1000 (the cap). Kalshi's K has no schedule: the default (quadratic × 1).
+  polymarket.set(
+    testMarket("polymarket", "P", {
+      minSize: 5_000_000,
+      fees: polymarketSchedule({ rate: 0.05, exponent: 1, takerOnly: true, capBps: 1000 }),
+    }),
+  );
   for (const market of markets) (market.venue === "kalshi" ? kalshi : polymarket).set(market);
   const t = await createTestApp({
     ...options,

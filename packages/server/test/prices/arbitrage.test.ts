@@ -1,12 +1,14 @@
 /**
- * Arbitrage from book depth after fees: hand-computed books (Kalshi's fee rounded up to the cent on
- * each fill, a Polymarket fee rate), identity and complement legs, no edge, an edge that vanishes
- * with depth, and a property check that the reported size maximises profit over every size.
+ * Arbitrage from book depth after fees: hand-computed books (Kalshi's rounding per fill with the
+ * order's fee accumulator, Polymarket's rate × p(1 − p)), identity and complement legs, no edge, an
+ * edge that vanishes with depth, and a property check that the reported size maximises profit over
+ * every size.
  */
 
 import { seededRandom } from "@crossbook/fakes/random";
+import { fillFee, kalshiSchedule, POLYMARKET_FREE, polymarketSchedule } from "@crossbook/fees";
 import { describe, expect, it } from "vitest";
-import { type FeeModel, notional, takerFee } from "../../src/portfolio/ledger";
+import { type FeeModel, notional } from "../../src/portfolio/ledger";
 import { type ArbitrageMarket, analyzeArbitrage, type DirectionResult } from "../../src/prices/arbitrage";
 import { MICROS } from "../../src/venues/decimal";
 import type { BookLevel, OrderBook } from "../../src/venues/model";
@@ -23,7 +25,7 @@ function market(
   id: string,
   venue: "kalshi" | "polymarket",
   asks: { yes?: Array<[number, number]>; no?: Array<[number, number]> },
-  feeRateBps: number | null = null,
+  fees: FeeModel = venue === "kalshi" ? kalshiSchedule("quadratic", 1) : POLYMARKET_FREE,
 ): ArbitrageMarket {
   const book: OrderBook = {
     marketId: id,
@@ -32,7 +34,7 @@ function market(
     timestamp: "2026-11-22T12:00:00.000Z",
     sequence: null,
   };
-  return { marketId: id, venue, book, fees: { venue, feeRateBps } };
+  return { marketId: id, venue, book, fees };
 }
 
 function analyze(input: Parameters<typeof analyzeArbitrage>[0]) {
@@ -44,8 +46,8 @@ function analyze(input: Parameters<typeof analyzeArbitrage>[0]) {
 const legsOf = (d: DirectionResult) => d.legs.map((l) => `${l.marketId}:${l.outcome}`);
 
 describe("analyzeArbitrage: identity pairs", () => {
-  it("walks both books level by level with Kalshi's fee rounded up to the cent on each fill", () => {
-    const pm = market("polymarket:A", "polymarket", { yes: [[40, 100]], no: [[70, 100]] }, 0);
+  it("walks both books level by level, each level one fill of the leg's order with Kalshi's rounding", () => {
+    const pm = market("polymarket:A", "polymarket", { yes: [[40, 100]], no: [[70, 100]] });
     const kx = market("kalshi:B", "kalshi", {
       yes: [[70, 100]],
       no: [
@@ -59,10 +61,12 @@ describe("analyzeArbitrage: identity pairs", () => {
     expect(legsOf(best)).toEqual(["polymarket:A:yes", "kalshi:B:no"]);
     expect(legsOf(other)).toEqual(["polymarket:A:no", "kalshi:B:yes"]);
     expect(best.depth).toBe(100 * C);
-    // One contract: Kalshi's fee 0.07 × 0.55 × 0.45 = $0.017325 is charged as 2 cents.
+    // One contract: Kalshi's fee 0.07 × 0.55 × 0.45 = $0.017325, $0.0174 to the centicent, and the
+    // balance change (−0.5674) floored to the cent: 2 cents.
     expect(best.first).toMatchObject({ size: C, cost: cents(95), fees: cents(2), profit: cents(3) });
-    // 50 at 0.55 then 50 at 0.57 on Kalshi: fees ceil(86.625) + ceil(85.785) = 87 + 86 cents (one fill
-    // per level; a single rounding of the whole order would give 172).
+    // 50 at 0.55 then 50 at 0.57 on Kalshi: trade fees 0.8663 and 0.8579, the balance changes floored
+    // to the cent: 87 + 86 cents, the 0.58 cent of rounding the order overpaid short of a rebate (one
+    // fill per level; a single fill of the whole order would cost 172).
     expect(best.best).toEqual({
       size: 100 * C,
       cost: 96 * C,
@@ -99,8 +103,13 @@ describe("analyzeArbitrage: identity pairs", () => {
     expect(other.first!.profit).toBeLessThan(0);
   });
 
-  it("charges a Polymarket fee rate on min(p, 1 − p), rounded up to the micro-dollar", () => {
-    const pm = market("polymarket:A", "polymarket", { yes: [[40, 100]] }, 200);
+  it("charges Polymarket's shares × rate × p(1 − p) (rate 0.05: not the 1000 bps cap)", () => {
+    const pm = market(
+      "polymarket:A",
+      "polymarket",
+      { yes: [[40, 100]] },
+      polymarketSchedule({ rate: 0.05, exponent: 1, takerOnly: true, capBps: 1000 }),
+    );
     const kx = market("kalshi:B", "kalshi", {
       no: [
         [55, 50],
@@ -108,10 +117,13 @@ describe("analyzeArbitrage: identity pairs", () => {
       ],
     });
     const [best] = analyze({ a: pm, b: kx, relation: "identity" }).directions;
-    // 2% × 0.40 = $0.008 a contract on Polymarket: $0.80 on 100, and still worth the last pair.
-    expect(best.first).toMatchObject({ fees: cents(2) + 8_000, profit: cents(3) - 8_000 });
-    expect(best.best).toMatchObject({ size: 100 * C, fees: cents(173) + cents(80), profit: cents(227 - 80) });
-    expect(best.best!.legs[0]).toEqual({ cost: 40 * C, fees: cents(80), averagePrice: cents(40) });
+    // 0.05 × 0.40 × 0.60 = $0.012 a contract on Polymarket (5.00 at 0.50 with a 1000 bps "rate").
+    expect(best.first).toMatchObject({ fees: cents(2) + 12_000, profit: cents(3) - 12_000 });
+    // A pair at 0.57 still nets $0.000843 before rounding; the best size is 98 pairs, where Kalshi's
+    // second fill (48 @ 0.57, trade fee 0.8236) gets back the cent its order overpaid: 0.87 + 0.82 on
+    // Kalshi, 98 × 0.012 on Polymarket. 100 pairs make $1.07.
+    expect(best.best).toMatchObject({ size: 98 * C, fees: cents(169) + 1_176_000, profit: 1_074_000 });
+    expect(best.best!.legs[0]).toEqual({ cost: 39.2 * C, fees: 1_176_000, averagePrice: cents(40) });
   });
 
   it("stops where the edge vanishes with depth, and judges the minimum size on its own", () => {
@@ -173,7 +185,7 @@ describe("analyzeArbitrage: identity pairs", () => {
 describe("analyzeArbitrage: complement pairs and refusals", () => {
   it("buys YES on both (or NO on both) when one's YES is the other's NO", () => {
     const kx = market("kalshi:A", "kalshi", { yes: [[30, 20]], no: [[72, 20]] });
-    const pm = market("polymarket:B", "polymarket", { yes: [[60, 20]], no: [[42, 20]] }, 0);
+    const pm = market("polymarket:B", "polymarket", { yes: [[60, 20]], no: [[42, 20]] });
     const result = analyze({ a: kx, b: pm, relation: "complement", polarity: "inverted" });
     const [best, other] = result.directions;
     expect(result.relation).toBe("complement");
@@ -216,14 +228,17 @@ describe("analyzeArbitrage: complement pairs and refusals", () => {
 
 // --- property: the reported size is the best of all sizes -----------------------------------------
 
-/** An independent walk: what `size` contracts cost on these asks, one fill per level. */
+/** An independent walk: what `size` contracts cost on these asks, one fill per level of one order. */
 function naiveCost(asks: readonly BookLevel[], fees: FeeModel, size: number): number {
   let left = size;
   let total = 0;
+  let carry = 0;
   for (const level of [...asks].sort((x, y) => x.price - y.price)) {
     if (left <= 0) break;
     const take = Math.min(left, level.size);
-    total += notional(level.price, take) + takerFee(fees, level.price, take);
+    const charged = fillFee(fees, { price: level.price, size: take, side: "buy", liquidity: "taker" }, carry);
+    carry = charged.carry;
+    total += notional(level.price, take) + charged.fee;
     left -= take;
   }
   if (left > 0) throw new Error("walk beyond the book");
@@ -257,8 +272,19 @@ describe("analyzeArbitrage: property", () => {
       // Around $1 in total, so edges appear, vanish and go negative.
       const pb = Math.max(1, Math.min(99, 100 - pa - 6 + Math.floor(random() * 9)));
       const kalshiFirst = random() < 0.5;
-      const polyFee: FeeModel = { venue: "polymarket", feeRateBps: pick([null, 0, 100, 200, 1000]) };
-      const kalshiFee: FeeModel = { venue: "kalshi", feeRateBps: null };
+      const polyFee: FeeModel = pick([
+        POLYMARKET_FREE,
+        polymarketSchedule({ rate: 0.03, exponent: 1, capBps: 1000 }),
+        polymarketSchedule({ rate: 0.07, exponent: 1, capBps: 1000 }),
+        polymarketSchedule({ rate: 0.25, exponent: 2, capBps: 1000 }),
+        polymarketSchedule({ rate: 0.05, exponent: 0.5 }),
+      ]);
+      const kalshiFee: FeeModel = pick([
+        kalshiSchedule("quadratic", 1),
+        kalshiSchedule("quadratic", 0.5),
+        kalshiSchedule("quadratic_with_maker_fees", 1),
+        kalshiSchedule("flat", 1),
+      ]);
       const a: ArbitrageMarket = {
         marketId: "A",
         venue: kalshiFirst ? "kalshi" : "polymarket",

@@ -63,6 +63,10 @@ function event(id: string, title: string, pairs: CrossEventPair[]): CrossEvent {
 beforeAll(async () => {
   polymarket = await startPolymarketFake();
   kalshi = await startKalshiFake();
+  // Fee-free on Polymarket (as markets created before its 2026 fee rollout are): the hand-computed
+  // figures below are Kalshi's fees alone; the last test charges a Polymarket fee schedule.
+  polymarket.script.setFees(FED_PM, false);
+  polymarket.script.setFees(CUTS_PM, false);
   config = testConfig({ venues: ["polymarket", "kalshi"], venueUrls: fakeVenueUrls(polymarket, kalshi) });
   venues = createVenues(config, systemClock, { info() {}, warn() {} });
 });
@@ -390,6 +394,34 @@ describe.each(STORE_BACKENDS)("GET /v1/prices/compare on %s", (backend) => {
     expectError(await get("event_id="), 400, "VALIDATION_ERROR");
     const anonymous = await t.app.inject({ method: "GET", url: "/v1/prices/compare?event_id=xev_fed" });
     expectError(anonymous, 401, "UNAUTHORIZED");
+  });
+
+  it("charges each leg by its market's fee schedule: Polymarket's shares × rate × p(1 − p)", async () => {
+    // The Polymarket market now publishes a schedule (rate 0.05, exponent 1; takerBaseFee 1000 is a
+    // cap, not a rate): the catalog learns it at its next sync and the arbitrage charges it.
+    polymarket.script.setFees(FED_PM, { rate: 0.05, exponent: 1 });
+    await t.services.catalog.syncVenue("polymarket");
+    try {
+      const market = (
+        await t.app.inject({ method: "GET", url: `/v1/markets/${pmId(FED_PM)}`, headers: bearer(key) })
+      ).json().data;
+      expect(market.fees).toMatchObject({
+        model: "polymarket",
+        rate: 0.05,
+        exponent: 1,
+        taker_only: true,
+        cap_bps: 1000,
+      });
+      const arb = (await compare("event_id=xev_fed")).arbitrage;
+      // YES at 0.55 now pays 0.05 × 0.55 × 0.45 = $0.012375 a contract on Polymarket: the edge of 0.03 a
+      // pair less 0.017052 on Kalshi leaves 0.000573, and the best size is where the roundings fall
+      // best: 38 pairs, Polymarket 0.47025 (down to $0.00001), Kalshi 0.648 -> 0.65.
+      expect(arb).toMatchObject({ size: 38, fees: 1.12025, profit: 0.01975 });
+      expect(arb.legs.map((l: { fees: number }) => l.fees)).toEqual([0.47025, 0.65]);
+    } finally {
+      polymarket.script.setFees(FED_PM, false);
+      await t.services.catalog.syncVenue("polymarket");
+    }
   });
 });
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/infra/clock";
 import { VenueError } from "../../src/venues/errors";
-import type { Candle, CandleInterval, PricePoint, VenueId } from "../../src/venues/model";
+import type { Candle, CandleInterval, PricePoint, VenueHistory, VenueId } from "../../src/venues/model";
 import type { FeedEvent, Venue } from "../../src/venues/venue";
 import { bearer, createKey, createTestApp, expectError, signup, type TestApp } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
@@ -18,9 +18,19 @@ const HOUR = 60 * MIN;
 /** Sunday 2026-11-22 12:00 UTC. */
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString();
+const DAY = 24 * HOUR;
+
+type Coverage = {
+  from: string | null;
+  to: string | null;
+  resolution: string;
+  source: string;
+  complete: boolean;
+  reason: string | null;
+};
 
 type HistoryArgs = { interval: CandleInterval; start: string; end: string };
-type HistoryFn = (marketId: string, options: HistoryArgs) => Candle[] | PricePoint[];
+type HistoryFn = (marketId: string, options: HistoryArgs) => Candle[] | PricePoint[] | VenueHistory;
 
 /** A TestVenue whose price history the test decides; records every history request. */
 function historyVenue(id: VenueId) {
@@ -58,13 +68,23 @@ describe.each(STORE_BACKENDS)("price history on %s", (backend) => {
   const clock = new ManualClock(T0);
   const kalshi = historyVenue("kalshi");
   const polymarket = historyVenue("polymarket");
-  const KEYS = ["LIVE", "GAPS", "PAGE", "BACKFILL", "MIXED", "DOWN", "DOWNLOCAL"];
+  const KEYS = ["LIVE", "GAPS", "PAGE", "BACKFILL", "MIXED", "DOWN", "DOWNLOCAL", "PAST", "EMPTY"];
   /** Markets the venue has history for; the others have none. */
-  const WITH_HISTORY = new Set(["kalshi:BACKFILL", "kalshi:MIXED", "kalshi:DOWN", "kalshi:DOWNLOCAL"]);
+  const WITH_HISTORY = new Set([
+    "kalshi:BACKFILL",
+    "kalshi:MIXED",
+    "kalshi:DOWN",
+    "kalshi:DOWNLOCAL",
+    "kalshi:PAST",
+    "kalshi:YOUNG",
+  ]);
 
   beforeAll(async () => {
-    kalshi.venue.set(...KEYS.map((k) => testMarket("kalshi", k)));
-    polymarket.venue.set(testMarket("polymarket", "0xpoints"));
+    kalshi.venue.set(
+      ...KEYS.map((k) => testMarket("kalshi", k)),
+      testMarket("kalshi", "YOUNG", { openTime: iso(T0 - 2 * HOUR) }),
+    );
+    polymarket.venue.set(testMarket("polymarket", "0xpoints"), testMarket("polymarket", "0xcoarse"));
     kalshi.state.history = (id, options) =>
       WITH_HISTORY.has(id)
         ? venueCandles(
@@ -101,7 +121,7 @@ describe.each(STORE_BACKENDS)("price history on %s", (backend) => {
         close: number;
         volume: number;
       }>;
-      meta: { market_id: string; interval: string; start: string; end: string };
+      meta: { market_id: string; interval: string; start: string; end: string; coverage: Coverage };
     };
   };
   const emit = (at: number, event: FeedEvent) => {
@@ -153,7 +173,20 @@ describe.each(STORE_BACKENDS)("price history on %s", (backend) => {
           // The period under way, with no update yet: the previous close.
           candle(T0 + 2 * MIN, 0.52, 0.52, 0.52, 0.52, 0),
         ],
-        meta: { market_id: "kalshi:LIVE", interval: "1m", start: iso(T0), end: iso(T0 + 3 * MIN) },
+        meta: {
+          market_id: "kalshi:LIVE",
+          interval: "1m",
+          start: iso(T0),
+          end: iso(T0 + 3 * MIN),
+          coverage: {
+            from: iso(T0),
+            to: iso(T0 + 3 * MIN),
+            resolution: "1m",
+            source: "crossbook",
+            complete: true,
+            reason: null,
+          },
+        },
       });
       // Local history covers the range: the venue was not asked.
       expect(kalshi.calls.length).toBe(calls);
@@ -259,6 +292,15 @@ describe.each(STORE_BACKENDS)("price history on %s", (backend) => {
         interval: "1h",
         start: iso(T0 - 99 * HOUR),
         end: iso(T0 + HOUR),
+        // The venue has nothing before crossbook's own first price: the response says so.
+        coverage: {
+          from: iso(T0),
+          to: iso(T0 + HOUR),
+          resolution: "1h",
+          source: "crossbook",
+          complete: false,
+          reason: "no_venue_data",
+        },
       });
       expect(body.data.at(-1)).toEqual(candle(T0, 0.3, 0.39, 0.3, 0.39, 55));
     });
@@ -352,13 +394,26 @@ describe.each(STORE_BACKENDS)("price history on %s", (backend) => {
       await history(`market_id=kalshi:BACKFILL&interval=1h&start=${iso(T0 - 5 * HOUR)}`);
       expect(kalshi.calls.length).toBe(before + 1);
 
-      // An earlier start fetches only what is missing, up to what was fetched before.
+      // An earlier range fetches just that range.
       const earlier = T0 - 40 * HOUR;
       const older = await history(`market_id=kalshi:BACKFILL&interval=1h&start=${iso(earlier)}&limit=5`);
       expect(kalshi.calls.slice(before + 1)).toEqual([
-        { marketId: "kalshi:BACKFILL", interval: "1h", start: iso(earlier), end: iso(from) },
+        { marketId: "kalshi:BACKFILL", interval: "1h", start: iso(earlier), end: iso(earlier + 5 * HOUR) },
       ]);
       expect(older.data.map((c) => c.timestamp)).toEqual([0, 1, 2, 3, 4].map((i) => iso(earlier + i * HOUR)));
+      expect(older.meta.coverage).toEqual({
+        from: iso(earlier),
+        to: iso(earlier + 5 * HOUR),
+        resolution: "1h",
+        source: "venue",
+        complete: true,
+        reason: null,
+      });
+      // What lies between the two ranges is fetched when it is asked for, and only that.
+      await history(`market_id=kalshi:BACKFILL&interval=1h&start=${iso(earlier)}&end=${iso(from + HOUR)}`);
+      expect(kalshi.calls.slice(before + 2)).toEqual([
+        { marketId: "kalshi:BACKFILL", interval: "1h", start: iso(earlier + 5 * HOUR), end: iso(from) },
+      ]);
     });
 
     it("rolls backfilled candles up to 4h without asking the venue again", async () => {
@@ -467,9 +522,105 @@ describe.each(STORE_BACKENDS)("price history on %s", (backend) => {
         kalshi.venue.failWith = new VenueError("kalshi", "unavailable", "kalshi is down", { status: 503 });
         const body = await history("market_id=kalshi:DOWNLOCAL&interval=1h&limit=3");
         expect(body.data).toEqual([candle(T0, 0.7, 0.7, 0.7, 0.7, 4)]);
+        // …and says that the venue failed, not that there is nothing more.
+        expect(body.meta.coverage).toEqual({
+          from: iso(T0),
+          to: iso(T0 + HOUR),
+          resolution: "1h",
+          source: "crossbook",
+          complete: false,
+          reason: "venue_unavailable",
+        });
       } finally {
         kalshi.venue.failWith = undefined;
       }
+    });
+
+    it("covers a past range of a live market, however far back, and fetches only that range", async () => {
+      emit(T0 + 2 * MIN, trade("PAST", 610_000, 1)); // crossbook builds today's candles live
+      clock.set(T0 + 10 * MIN);
+      const before = kalshi.calls.length;
+      const start = T0 - 30 * DAY;
+      const body = await history(
+        `market_id=kalshi:PAST&interval=1m&start=${iso(start)}&end=${iso(start + 60 * MIN)}`,
+      );
+      expect(kalshi.calls.slice(before)).toEqual([
+        { marketId: "kalshi:PAST", interval: "1m", start: iso(start), end: iso(start + 60 * MIN) },
+      ]);
+      const venue = venueCandles({ interval: "1m", start: iso(start), end: iso(start + 60 * MIN) }, MIN);
+      expect(body.data).toHaveLength(60);
+      expect(body.data.map((c) => c.close)).toEqual(venue.map((c) => c.close / 1e6));
+      expect(body.meta.coverage).toEqual({
+        from: iso(start),
+        to: iso(start + 60 * MIN),
+        resolution: "1m",
+        source: "venue",
+        complete: true,
+        reason: null,
+      });
+      // Today's live candle is untouched, and the range is not fetched again.
+      const today = await history(`market_id=kalshi:PAST&interval=1m&start=${iso(T0 + 2 * MIN)}&limit=1`);
+      expect(today.data).toEqual([candle(T0 + 2 * MIN, 0.61, 0.61, 0.61, 0.61, 1)]);
+      await history(`market_id=kalshi:PAST&interval=5m&start=${iso(start)}&end=${iso(start + 60 * MIN)}`);
+      expect(kalshi.calls.length).toBe(before + 1);
+    });
+
+    it("says so when the venue has no history for the range, instead of an empty success", async () => {
+      clock.set(T0 + 10 * MIN);
+      const body = await history("market_id=kalshi:EMPTY&interval=1h&limit=3");
+      expect(body.data).toEqual([]);
+      expect(body.meta.coverage).toEqual({
+        from: null,
+        to: null,
+        resolution: "1h",
+        source: "none",
+        complete: false,
+        reason: "no_venue_data",
+      });
+    });
+
+    it("says the range begins before the market opened", async () => {
+      clock.set(T0 + 10 * MIN);
+      const body = await history("market_id=kalshi:YOUNG&interval=1h&limit=5");
+      expect(body.data.map((c) => c.timestamp)).toEqual([iso(T0 - 2 * HOUR), iso(T0 - HOUR), iso(T0)]);
+      expect(body.meta.coverage).toMatchObject({
+        from: iso(T0 - 2 * HOUR),
+        source: "venue",
+        complete: false,
+        reason: "before_market_open",
+      });
+    });
+
+    it("marks history the venue served coarser than the interval, also once stored", async () => {
+      polymarket.state.history = (_id, options) => {
+        // Closed-market style: one point every 12 hours, and the adapter says so.
+        const points: PricePoint[] = [];
+        const step = 12 * HOUR;
+        for (
+          let at = Math.ceil(Date.parse(options.start) / step) * step;
+          at < Date.parse(options.end);
+          at += step
+        )
+          points.push({ timestamp: iso(at), price: 300_000 });
+        return { series: points, coarserMinutes: 720 };
+      };
+      clock.set(T0 + 10 * MIN);
+      const query = `market_id=polymarket:0xcoarse&interval=1h&start=${iso(T0 - 24 * HOUR)}&end=${iso(T0)}`;
+      const before = polymarket.calls.length;
+      for (let i = 0; i < 2; i++) {
+        const body = await history(query);
+        expect(body.data).toHaveLength(24);
+        expect(body.data[0]).toEqual(candle(T0 - 24 * HOUR, 0.3, 0.3, 0.3, 0.3, 0));
+        expect(body.meta.coverage).toEqual({
+          from: iso(T0 - 24 * HOUR),
+          to: iso(T0),
+          resolution: "12h",
+          source: "venue",
+          complete: false,
+          reason: "coarser_at_venue",
+        });
+      }
+      expect(polymarket.calls.length).toBe(before + 1);
     });
   });
 });

@@ -35,6 +35,7 @@ describe.each(STORE_BACKENDS)("GET /v1/prices on %s", (store) => {
     kalshi.set(
       testMarket("kalshi", "LIVE", { volume24h: 900_000_000 }),
       testMarket("kalshi", "QUIET", { volume24h: 1_000_000, bestBid: 200_000, bestAsk: 260_000 }),
+      testMarket("kalshi", "DAYAGO", { bestBid: 200_000, bestAsk: 260_000, price24hAgo: 200_000 }),
     );
     poly.set(testMarket("polymarket", "0xabc", { bestBid: null, bestAsk: null, lastPrice: 730_000 }));
     t = await createTestApp({
@@ -191,6 +192,16 @@ describe.each(STORE_BACKENDS)("GET /v1/prices on %s", (store) => {
     ]);
     kalshi.emit({ kind: "connection", state: "connected" });
     expect(await t.services.prices.pollOnce()).toBe(0);
+  });
+
+  it("knows the 24-hour change from the venue's price a day ago, from the first listing on", async () => {
+    const listed = (await get("/v1/prices?market_ids=kalshi:DAYAGO")).json().data["kalshi:DAYAGO"];
+    // The listing's price (0.23) against the venue's price 24 hours before it (0.20).
+    expect(listed).toMatchObject({ price: 0.23, change_24h: 0.03, change_pct_24h: 15 });
+    // Once the feed carries it, the live price against the same figure, until crossbook has a day of its own.
+    kalshi.emit({ kind: "book", book: book("kalshi:DAYAGO", 240_000, 260_000) });
+    const live = (await get("/v1/prices?market_ids=kalshi:DAYAGO")).json().data["kalshi:DAYAGO"];
+    expect(live).toMatchObject({ price: 0.25, change_24h: 0.05, change_pct_24h: 25 });
   });
 
   it("needs a key with read", async () => {

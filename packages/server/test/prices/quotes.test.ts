@@ -46,17 +46,38 @@ describe("QuoteBook", () => {
     expect(quotes.apply(trade(700_000, 1, "no"), T0)?.lastTradePrice).toBe(300_000);
   });
 
-  it("measures the 24-hour change from the price a day ago", () => {
+  it("measures the 24-hour change from the price in force a day ago", () => {
     const quotes = new QuoteBook();
     quotes.apply(trade(500_000, 1_000_000), T0);
     expect(quotes.get("m", T0)?.change24h).toBeNull();
+    // Less than a day after the first price: nothing to compare with.
+    expect(quotes.get("m", T0 + 11 * HOUR)?.change24h).toBeNull();
     quotes.apply(trade(550_000, 1_000_000), T0 + 12 * HOUR);
     // Exactly 24 hours on, the price of the minute a day earlier is the reference.
     const q = quotes.apply(trade(600_000, 1_000_000), T0 + 24 * HOUR - MIN)!;
     expect(q.change24h).toBe(100_000);
     expect(q.changePct24h).toBe(20);
-    // A day after that first minute it falls out of the window.
-    expect(quotes.get("m", T0 + 25 * HOUR)?.change24h).toBeNull();
+    // A quiet minute keeps the price in force: a day after 01:00, 0.50 still held then.
+    expect(quotes.get("m", T0 + 25 * HOUR)?.change24h).toBe(100_000);
+    // And after the 12:00 trade, 0.55 is the reference.
+    expect(quotes.get("m", T0 + 36 * HOUR + MIN)?.change24h).toBe(50_000);
+  });
+
+  it("takes the venue's price 24 hours ago until it has its own, for a day at most", () => {
+    const quotes = new QuoteBook();
+    quotes.setVenueDayAgo("m", 400_000, T0);
+    const q = quotes.apply(trade(500_000, 1_000_000), T0)!;
+    expect(q.change24h).toBe(100_000);
+    expect(q.changePct24h).toBe(25);
+    // Its own history takes over once it has a price from a day ago.
+    quotes.setVenueDayAgo("m", 400_000, T0 + 24 * HOUR);
+    expect(quotes.apply(trade(520_000, 1_000_000), T0 + 24 * HOUR + MIN)?.change24h).toBe(20_000);
+    // A venue figure not refreshed for a day says nothing about now.
+    const other = new QuoteBook();
+    other.setVenueDayAgo("m", 400_000, T0);
+    expect(other.apply(trade(500_000, 1_000_000), T0 + 24 * HOUR)?.change24h).toBeNull();
+    other.setVenueDayAgo("m", null, T0 + 24 * HOUR);
+    expect(other.get("m", T0 + 24 * HOUR)?.change24h).toBeNull();
   });
 
   it("sums traded volume over the last 24 hours only", () => {

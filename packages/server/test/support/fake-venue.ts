@@ -34,8 +34,9 @@ export function testMarket(venue: VenueId, key: string, overrides: Partial<Venue
     lastPrice: 420_000,
     bestBid: 410_000,
     bestAsk: 430_000,
+    price24hAgo: null,
     negRisk: false,
-    feeRateBps: null,
+    fees: null,
     updatedAt: "2026-11-22T12:00:00.000Z",
     ...overrides,
   };
@@ -65,7 +66,7 @@ export class TestVenue implements Venue {
         nativeNoBook: id === "polymarket",
       },
       rateLimits: { read: { requests: 100, windowMs: 1000 }, trade: { requests: 10, windowMs: 1000 } },
-      fees: { model: id === "kalshi" ? "kalshi_quadratic" : "per_market_bps", description: "test" },
+      fees: { model: id, description: "test" },
     };
   }
 

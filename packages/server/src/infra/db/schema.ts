@@ -104,8 +104,21 @@ export interface MarketsTable {
   last_price: number | null;
   best_bid: number | null;
   best_ask: number | null;
+  /** YES price 24 h before the listing as the venue states it, micro-units; null when it gives none. Migration 017. */
+  price_24h_ago: number | null;
   neg_risk: number;
-  fee_rate_bps: number | null;
+  /**
+   * The fee schedule (migration 014, see @crossbook/fees): C × fee_rate × (P(1 − P))^fee_exponent
+   * for takers (fee_maker_rate for makers), rounded by `fee_model`'s rules (polymarket | kalshi);
+   * Polymarket's cap in bps, Kalshi's series fee type and multiplier. All null: not known yet.
+   */
+  fee_model: string | null;
+  fee_rate: number | null;
+  fee_exponent: number | null;
+  fee_maker_rate: number | null;
+  fee_cap_bps: number | null;
+  fee_type: string | null;
+  fee_multiplier: number | null;
   first_seen_at: string;
   status_changed_at: string;
   updated_at: string;
@@ -147,12 +160,17 @@ export interface CandlesTable {
   last_at: string;
 }
 
-/** How far back a market's history was fetched from its venue, per source interval. */
-export interface CandleBackfillsTable {
+/**
+ * A range of venue history fetched for a market and source interval, [covered_from, covered_to)
+ * (whether or not the venue had data in it). `resolution_minutes`: the spacing the venue served when
+ * coarser than the interval (Polymarket's closed markets), else null. Migration 017.
+ */
+export interface CandleBackfillRangesTable {
   market_id: string;
   interval: string;
   covered_from: string;
   covered_to: string;
+  resolution_minutes: number | null;
   fetched_at: string;
 }
 
@@ -187,6 +205,12 @@ export interface OrdersTable {
   created_at: string;
   updated_at: string;
   cancelled_at: string | null;
+  /** Kalshi's per-order fee accumulator: rounding overpaid and not yet rebated, micro-USD (migration 014). */
+  fee_carry: number;
+  /** The amount asked for, when the venue's precision made crossbook place less (`amount`); else null. */
+  requested_amount: number | null;
+  /** Why `amount` differs from `requested_amount`, for the user; else null. */
+  amount_note: string | null;
 }
 
 export interface FillsTable {
@@ -225,6 +249,11 @@ export interface PositionsTable {
   resolution: string | null;
   payout: number | null;
   redeemable: number;
+  /**
+   * Live only: contracts in `size` taken over from the venue's holding (bought outside crossbook),
+   * whose cost is unknown; `cost_basis` covers the rest. Migration 015.
+   */
+  unknown_cost_size: number;
   opened_at: string;
   updated_at: string;
   closed_at: string | null;
@@ -397,7 +426,7 @@ export interface Database {
   venue_events: VenueEventsTable;
   markets: MarketsTable;
   candles: CandlesTable;
-  candle_backfills: CandleBackfillsTable;
+  candle_backfill_ranges: CandleBackfillRangesTable;
   alerts: AlertsTable;
   orders: OrdersTable;
   fills: FillsTable;

@@ -1,6 +1,8 @@
 /**
  * The Kalshi venue (Trade API v2): discovery through every page with combo markets excluded, one
- * market, books, candlesticks, the live feed, and the account side on both order-entry shapes.
+ * market, books, candlesticks, the live feed (only with a feed key: the WebSocket requires auth),
+ * and the account side on V2 order entry. Markets, candles, orders and fills Kalshi has moved past
+ * its historical cutoff are read from `/historical/*` when the live endpoints no longer have them.
  * I/O lives in fetcher.ts, parsing in normalize.ts (pure), signing in auth.ts, order shapes in
  * orders.ts; this file wires them to the Venue interface.
  */
@@ -29,10 +31,12 @@ import { KalshiFetcher, type KalshiFetcherOptions } from "./fetcher";
 import {
   type EventInfo,
   eventInfo,
+  type HistoricalCutoff,
   KalshiParseError,
   type NormalizeContext,
   normalizeBalance,
   normalizeCandles,
+  normalizeCutoff,
   normalizeEvent,
   normalizeFill,
   normalizeMarket,
@@ -41,11 +45,11 @@ import {
   normalizeOrderBook,
   normalizePosition,
   PERIOD_MINUTES,
+  type SeriesFees,
+  seriesFees,
   tickerFromMarketId,
 } from "./normalize";
-import { orderFromV2Response, toLegacyOrderBody, toV2OrderBody } from "./orders";
-
-export { kalshiTakerFee } from "./fees";
+import { orderFromV2Response, toV2OrderBody } from "./orders";
 
 export interface KalshiLog {
   info(obj: object, msg: string): void;
@@ -58,17 +62,29 @@ export interface KalshiVenueConfig {
   clock?: Clock;
   log?: KalshiLog;
   /**
-   * Order entry: "current" = `POST /portfolio/events/orders`, "legacy" = `POST /portfolio/orders`,
-   * "auto" (default) = current, falling back to legacy for good if the venue answers 404.
+   * Signs the market-data WebSocket, which Kalshi requires ("authentication is required to
+   * establish the connection", docs.kalshi.com/websockets/websocket-connection). Without it no feed
+   * is started (`feedUnavailable` says why) and prices come from REST.
    */
-  orderApi?: "current" | "legacy" | "auto";
-  /** Signs the WebSocket upgrade (current docs require auth on every connection). */
   feedKey?: KalshiKey;
-  /** Page sizes (VENUES.md §2.2: markets ≤ 1000, events ≤ 200). */
-  pageLimit?: { markets?: number; events?: number };
+  /** Page sizes (VENUES.md §2.2: markets ≤ 1000, events ≤ 200; positions ≤ 1000, default 200). */
+  pageLimit?: { markets?: number; events?: number; positions?: number };
   http?: KalshiFetcherOptions["http"];
   feed?: Pick<KalshiFeedOptions, "backoffBaseMs" | "backoffCapMs" | "pingIntervalMs" | "onFill">;
 }
+
+/** How often the series list (fee types and multipliers) is asked for what changed. */
+const SERIES_REFRESH_MS = 60_000;
+/** `min_updated_ts` reaches back this far before the last check, for clock skew. */
+const SERIES_OVERLAP_S = 60;
+
+/** How long `GET /historical/cutoff` is trusted; the venue moves it forward over time. */
+const CUTOFF_TTL_MS = 10 * 60_000;
+
+/** Why the feed is off without a key (shown in `GET /v1/venues` health). */
+export const KALSHI_FEED_NEEDS_KEY =
+  "Kalshi's market-data WebSocket requires authentication and no feed key is configured " +
+  "(KALSHI_FEED_KEY_ID and KALSHI_FEED_PRIVATE_KEY_FILE); Kalshi prices come from REST polling";
 
 /** Our status filter -> Kalshi's list filter (which uses a different vocabulary than objects). */
 const STATUS_FILTER: Record<MarketStatus, string> = { open: "open", closed: "closed", resolved: "settled" };
@@ -82,20 +98,32 @@ function keyOf(credentials: VenueCredentials): KalshiKey {
 
 export class KalshiVenue implements Venue {
   readonly id = "kalshi" as const;
-  readonly capabilities = KALSHI_CAPABILITIES;
+  readonly capabilities: Venue["capabilities"];
+  readonly feedUnavailable?: string;
   readonly reporter: DataReporter;
   readonly #fetcher: KalshiFetcher;
   readonly #clock: Clock;
   readonly #events = new Map<string, EventInfo>();
+  /** Series ticker -> its fee type and multiplier (see #refreshSeries). */
+  readonly #series = new Map<string, SeriesFees>();
+  #seriesCheckedAt: number | null = null;
   /** ticker -> event_ticker, learned from listings, so candles need no extra market lookup. */
   readonly #eventOfMarket = new Map<string, string>();
-  #orderApi: "current" | "legacy" | "auto";
+  #cutoff: { at: number; value: Promise<HistoricalCutoff | null> } | undefined;
 
   constructor(private readonly config: KalshiVenueConfig) {
     this.#clock = config.clock ?? systemClock;
     const log = config.log;
     this.reporter = createDataReporter("kalshi", (obj, msg) => log?.warn(obj, msg));
-    this.#orderApi = config.orderApi ?? "auto";
+    if (config.feedKey) this.capabilities = KALSHI_CAPABILITIES;
+    else {
+      // An unsigned upgrade is refused (401): rather than a socket that reconnects forever, no feed.
+      this.capabilities = {
+        ...KALSHI_CAPABILITIES,
+        supports: { ...KALSHI_CAPABILITIES.supports, feed: false },
+      };
+      this.feedUnavailable = KALSHI_FEED_NEEDS_KEY;
+    }
     this.#fetcher = new KalshiFetcher({
       apiUrl: config.apiUrl,
       clock: this.#clock,
@@ -111,6 +139,7 @@ export class KalshiVenue implements Venue {
   // --- discovery ------------------------------------------------------------------------------
 
   async listEvents(query: MarketQuery = {}, progress?: PageProgress): Promise<VenueEvent[]> {
+    await this.#refreshSeries();
     const ctx = this.#ctx();
     const raws = await this.#fetcher.all(
       "/events",
@@ -125,7 +154,7 @@ export class KalshiVenue implements Venue {
     const events: VenueEvent[] = [];
     for (const raw of raws) {
       try {
-        const { event, info, markets } = normalizeEvent(raw, ctx);
+        const { event, info, markets } = normalizeEvent(raw, ctx, (series) => this.#series.get(series));
         this.#events.set(info.eventTicker, info);
         this.#remember(markets);
         if (query.venueEventId && event.venueEventId !== query.venueEventId) continue;
@@ -151,8 +180,9 @@ export class KalshiVenue implements Venue {
       },
       progress ? { progress } : {},
     );
-    // Settlement sources live on events: borrowed from those listEvents (or getMarket) has seen.
-    const { markets } = normalizeMarkets(raws, ctx, (ticker) => this.#events.get(ticker));
+    // Settlement sources and fee overrides live on events, fee types on series: borrowed from those
+    // listEvents (which reads the series first) or getMarket has seen.
+    const { markets } = normalizeMarkets(raws, ctx, (ticker) => this.#withSeries(this.#events.get(ticker)));
     this.#remember(markets);
     return markets;
   }
@@ -161,6 +191,53 @@ export class KalshiVenue implements Venue {
     for (const m of markets) {
       if (m.eventId) this.#eventOfMarket.set(m.venueMarketId, tickerFromMarketId(m.eventId));
     }
+  }
+
+  /**
+   * Every series' fee type and multiplier, which markets need and do not carry. Series are shared by
+   * many markets: one `GET /series` the first time (the whole list, no paging), then only the series
+   * updated since (`min_updated_ts`), at most once a minute. A failure keeps what is known and is
+   * reported; markets of a series not known show no `fees` and are charged the default schedule.
+   */
+  async #refreshSeries(): Promise<void> {
+    const now = this.#clock.now();
+    const since = this.#seriesCheckedAt;
+    if (since !== null && now - since < SERIES_REFRESH_MS) return;
+    try {
+      const body = await this.#fetcher.get(
+        "/series",
+        since === null ? {} : { min_updated_ts: Math.floor(since / 1000) - SERIES_OVERLAP_S },
+      );
+      const list = body["series"];
+      for (const raw of Array.isArray(list) ? list : []) this.#learnSeries(raw);
+      this.#seriesCheckedAt = now;
+    } catch (error) {
+      this.reporter.report("series_lookup_failed", { error: String(error) });
+    }
+  }
+
+  /** One series' fees, for a market whose series no listing has shown (`GET /series/{ticker}`). */
+  async #seriesOf(seriesTicker: string): Promise<void> {
+    if (this.#series.has(seriesTicker)) return;
+    try {
+      const body = await this.#fetcher.get(`/series/${encodeURIComponent(seriesTicker)}`);
+      this.#learnSeries(body["series"]);
+    } catch (error) {
+      this.reporter.report("series_lookup_failed", { series_ticker: seriesTicker, error: String(error) });
+    }
+  }
+
+  #learnSeries(raw: unknown): void {
+    const read = seriesFees(raw);
+    if (read) this.#series.set(read.ticker, read.fees);
+    else this.reporter.report("series_without_fees", { series: JSON.stringify(raw).slice(0, 200) });
+  }
+
+  /** An event's facts with its series' current fees. */
+  #withSeries(info: EventInfo | undefined): EventInfo | undefined {
+    if (!info?.seriesTicker) return info;
+    const fees = this.#series.get(info.seriesTicker);
+    return fees === info.seriesFees ? info : { ...info, seriesFees: fees };
   }
 
   async #event(eventTicker: string): Promise<EventInfo | undefined> {
@@ -172,10 +249,13 @@ export class KalshiVenue implements Venue {
     return info;
   }
 
+  /**
+   * One market; a market settled before Kalshi's historical cutoff is gone from `GET /markets/{t}`
+   * (404) and read from `GET /historical/markets/{t}` instead (SDK 3.30 `HistoricalApi`).
+   */
   async getMarket(id: string): Promise<VenueMarket> {
     const ticker = tickerFromMarketId(id);
-    const body = await this.#fetcher.get(`/markets/${encodeURIComponent(ticker)}`);
-    const raw = body["market"];
+    const raw = await this.#marketJson(ticker);
     const eventTicker = (raw as { event_ticker?: unknown } | undefined)?.event_ticker;
     let info: EventInfo | undefined;
     if (typeof eventTicker === "string" && eventTicker.length > 0) {
@@ -184,7 +264,8 @@ export class KalshiVenue implements Venue {
         return undefined;
       });
     }
-    const market = normalizeMarket(raw, this.#ctx(), info);
+    if (info?.seriesTicker) await this.#seriesOf(info.seriesTicker);
+    const market = normalizeMarket(raw, this.#ctx(), this.#withSeries(info));
     this.#remember([market]);
     return market;
   }
@@ -204,15 +285,55 @@ export class KalshiVenue implements Venue {
     return { ...book, yes: cut(book.yes), no: cut(book.no) };
   }
 
-  /** Candlesticks live under the series, which must come from the event (VENUES.md §2.3). */
+  /** `GET /markets/{t}`, or `GET /historical/markets/{t}` once the live one 404s. */
+  async #marketJson(ticker: string): Promise<unknown> {
+    const path = `/markets/${encodeURIComponent(ticker)}`;
+    try {
+      return (await this.#fetcher.get(path))["market"];
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      try {
+        return (await this.#fetcher.get(`/historical${path}`))["market"];
+      } catch (historical) {
+        // Unknown in both tiers: the live endpoint's 404 is the answer.
+        if (isNotFound(historical)) throw error;
+        throw historical;
+      }
+    }
+  }
+
+  /**
+   * Candlesticks live under the series, which must come from the event (VENUES.md §2.3). A market
+   * past the historical cutoff (its live lookup or candles answer 404) is read from
+   * `GET /historical/markets/{t}/candlesticks`, which needs no series.
+   */
   async getPriceHistory(
     id: string,
     options: { interval: "1m" | "1h" | "1d"; start: string; end: string },
   ): Promise<Candle[]> {
     const ticker = tickerFromMarketId(id);
+    const period = PERIOD_MINUTES[options.interval];
+    const query = {
+      start_ts: Math.floor(Date.parse(options.start) / 1000),
+      end_ts: Math.floor(Date.parse(options.end) / 1000),
+      period_interval: period,
+    };
+    const historical = async () => {
+      const body = await this.#fetcher.get(
+        `/historical/markets/${encodeURIComponent(ticker)}/candlesticks`,
+        query,
+      );
+      return normalizeCandles(body, period, this.#ctx(), "historical");
+    };
     let eventTicker = this.#eventOfMarket.get(ticker);
     if (!eventTicker) {
-      const market = await this.#fetcher.get(`/markets/${encodeURIComponent(ticker)}`);
+      let market: Record<string, unknown>;
+      try {
+        market = await this.#fetcher.get(`/markets/${encodeURIComponent(ticker)}`);
+      } catch (error) {
+        if (isNotFound(error)) return historical();
+        throw error;
+      }
       const raw = (market["market"] as { event_ticker?: unknown } | undefined)?.event_ticker;
       if (typeof raw === "string" && raw.length > 0) {
         eventTicker = raw;
@@ -223,19 +344,41 @@ export class KalshiVenue implements Venue {
     if (!info?.seriesTicker) {
       throw new VenueError("kalshi", "bad_response", `kalshi ${ticker}: no series ticker for its event`);
     }
-    const period = PERIOD_MINUTES[options.interval];
-    const body = await this.#fetcher.get(
-      `/series/${encodeURIComponent(info.seriesTicker)}/markets/${encodeURIComponent(ticker)}/candlesticks`,
-      {
-        start_ts: Math.floor(Date.parse(options.start) / 1000),
-        end_ts: Math.floor(Date.parse(options.end) / 1000),
-        period_interval: period,
-      },
-    );
+    let body: Record<string, unknown>;
+    try {
+      body = await this.#fetcher.get(
+        `/series/${encodeURIComponent(info.seriesTicker)}/markets/${encodeURIComponent(ticker)}/candlesticks`,
+        query,
+      );
+    } catch (error) {
+      // Archived since we learned its event: the historical tier has its candles.
+      if (isNotFound(error)) return historical();
+      throw error;
+    }
     return normalizeCandles(body, period, this.#ctx());
   }
 
+  /**
+   * `GET /historical/cutoff` (public), kept for CUTOFF_TTL_MS; null when it cannot be read (then
+   * nothing is looked up in the historical tier by time, only after a live 404).
+   */
+  #historicalCutoff(): Promise<HistoricalCutoff | null> {
+    const now = this.#clock.now();
+    if (this.#cutoff && now - this.#cutoff.at < CUTOFF_TTL_MS) return this.#cutoff.value;
+    const value = this.#fetcher
+      .get("/historical/cutoff")
+      .then((body) => normalizeCutoff(body, this.#ctx()))
+      .catch((error: unknown) => {
+        this.reporter.report("historical_cutoff_unavailable", { error: String(error) });
+        return null;
+      });
+    this.#cutoff = { at: now, value };
+    return value;
+  }
+
   async subscribe(marketIds: string[], onEvent: (event: FeedEvent) => void): Promise<FeedSubscription> {
+    // Never an unsigned socket: the venue refuses it, and the feed would reconnect forever.
+    if (this.feedUnavailable) throw new VenueError("kalshi", "auth_failed", this.feedUnavailable);
     const feed = new KalshiFeed({
       wsUrl: this.config.wsUrl,
       clock: this.#clock,
@@ -250,65 +393,81 @@ export class KalshiVenue implements Venue {
 
   // --- account --------------------------------------------------------------------------------
 
+  /**
+   * V2 order entry, `POST /portfolio/events/orders`, and nothing else: the legacy
+   * `POST /portfolio/orders` answers 410 at the venue (VENUES-AUDIT #2). No answer of the venue
+   * switches order entry elsewhere.
+   */
   async placeOrder(credentials: VenueCredentials, order: VenueOrderRequest): Promise<VenueOrder> {
     const key = keyOf(credentials);
     const clientOrderId = order.clientOrderId ?? randomUUID();
-    if (this.#orderApi !== "legacy") {
-      try {
-        const body = await this.#fetcher.send(
-          "POST",
-          "/portfolio/events/orders",
-          key,
-          toV2OrderBody(order, clientOrderId),
-        );
-        if (this.#orderApi === "auto") this.#orderApi = "current";
-        return orderFromV2Response(body, order, clientOrderId, isoNow(this.#clock));
-      } catch (error) {
-        if (!(this.#orderApi === "auto" && isVenueError(error) && error.kind === "not_found")) throw error;
-        this.config.log?.warn(
-          { venue: "kalshi" },
-          "kalshi has no /portfolio/events/orders; using /portfolio/orders",
-        );
-        this.#orderApi = "legacy";
-      }
-    }
     const body = await this.#fetcher.send(
       "POST",
-      "/portfolio/orders",
+      "/portfolio/events/orders",
       key,
-      toLegacyOrderBody(order, clientOrderId),
+      toV2OrderBody(order, clientOrderId),
     );
-    return normalizeOrder(body["order"], this.#ctx());
+    return orderFromV2Response(body, order, clientOrderId, isoNow(this.#clock));
   }
 
+  /**
+   * `DELETE /portfolio/events/orders/{id}?market_ticker=` (V2; it answers only counts and wants the
+   * market, so the order is read first). An order that is no longer resting — already filled or
+   * cancelled, including one that filled between the read and the cancel, which the venue answers
+   * with 404 — is refused as `not_found` ("no longer resting"): the caller reads the order and
+   * applies its fills (orders/live.ts). A 404 says nothing about the endpoint and changes nothing
+   * for later orders.
+   */
   async cancelOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder> {
     const key = keyOf(credentials);
-    const id = encodeURIComponent(venueOrderId);
-    if (this.#orderApi !== "legacy") {
-      // The current cancel answers only counts, and wants the market: read the order first.
-      const order = await this.getOrder(credentials, venueOrderId);
-      try {
-        await this.#fetcher.send("DELETE", `/portfolio/events/orders/${id}`, key, undefined, {
-          market_ticker: tickerFromMarketId(order.marketId),
-        });
-        return { ...order, status: "cancelled" };
-      } catch (error) {
-        // The order exists (we just read it), so a 404 means the endpoint does not.
-        if (!(this.#orderApi === "auto" && isVenueError(error) && error.kind === "not_found")) throw error;
-        this.#orderApi = "legacy";
-      }
+    const order = await this.getOrder(credentials, venueOrderId);
+    if (order.status !== "open" && order.status !== "pending") throw notResting(venueOrderId, order.status);
+    try {
+      await this.#fetcher.send(
+        "DELETE",
+        `/portfolio/events/orders/${encodeURIComponent(venueOrderId)}`,
+        key,
+        undefined,
+        { market_ticker: tickerFromMarketId(order.marketId) },
+      );
+    } catch (error) {
+      if (isNotFound(error)) throw notResting(venueOrderId, null);
+      throw error;
     }
-    const body = await this.#fetcher.send("DELETE", `/portfolio/orders/${id}`, key);
-    return normalizeOrder(body["order"], this.#ctx());
+    return { ...order, status: "cancelled" };
   }
 
-  async getOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder> {
-    const body = await this.#fetcher.get(
-      `/portfolio/orders/${encodeURIComponent(venueOrderId)}`,
-      {},
-      keyOf(credentials),
-    );
-    return normalizeOrder(body["order"], this.#ctx());
+  /**
+   * `GET /portfolio/orders/{id}`; an order closed before Kalshi's historical cutoff is no longer
+   * there (404) and, given its market, is looked up in `GET /historical/orders` (which has no
+   * by-id form: the market's archived orders since `hint.since` are searched).
+   */
+  async getOrder(
+    credentials: VenueCredentials,
+    venueOrderId: string,
+    hint: { marketId?: string; since?: string } = {},
+  ): Promise<VenueOrder> {
+    const key = keyOf(credentials);
+    try {
+      const body = await this.#fetcher.get(`/portfolio/orders/${encodeURIComponent(venueOrderId)}`, {}, key);
+      return normalizeOrder(body["order"], this.#ctx());
+    } catch (error) {
+      if (!isNotFound(error) || !hint.marketId) throw error;
+      const since = hint.since ? Date.parse(hint.since) : Number.NaN;
+      const raws = await this.#fetcher.all(
+        "/historical/orders",
+        "orders",
+        {
+          limit: 200,
+          ticker: tickerFromMarketId(hint.marketId),
+          ...(Number.isFinite(since) ? { min_ts: Math.floor(since / 1000) - HISTORY_LOOKBACK_S } : {}),
+        },
+        { key },
+      );
+      const found = this.#each(raws, "order", normalizeOrder).find((o) => o.venueOrderId === venueOrderId);
+      if (!found) throw error;
+      return found;
+    }
   }
 
   async listOrders(
@@ -328,28 +487,44 @@ export class KalshiVenue implements Venue {
     return this.#each(raws, "order", normalizeOrder);
   }
 
+  /**
+   * The account's fills (`GET /portfolio/fills`). Fills created before Kalshi's historical cutoff
+   * (`trades_created_ts`) are only in `GET /historical/fills`: when `since` reaches back past it,
+   * that tier is read too, so an order reconciled late still gets every fill it had.
+   */
   async listFills(
     credentials: VenueCredentials,
     options: { since?: string; marketId?: string } = {},
   ): Promise<VenueFill[]> {
-    const raws = await this.#fetcher.all(
-      "/portfolio/fills",
-      "fills",
-      {
-        limit: 200,
-        ...(options.marketId ? { ticker: tickerFromMarketId(options.marketId) } : {}),
-        ...(options.since ? { min_ts: Math.floor(Date.parse(options.since) / 1000) } : {}),
-      },
-      { key: keyOf(credentials) },
-    );
-    return this.#each(raws, "fill", normalizeFill);
+    const key = keyOf(credentials);
+    const since = options.since === undefined ? undefined : Date.parse(options.since);
+    const query = {
+      limit: 200,
+      ...(options.marketId ? { ticker: tickerFromMarketId(options.marketId) } : {}),
+      ...(since !== undefined && Number.isFinite(since) ? { min_ts: Math.floor(since / 1000) } : {}),
+    };
+    const cutoff = (await this.#historicalCutoff())?.tradesCreatedMs ?? null;
+    const archived = cutoff !== null && cutoff > 0 && (since === undefined || !(since >= cutoff));
+    const [live, old] = await Promise.all([
+      this.#fetcher.all("/portfolio/fills", "fills", query, { key }),
+      archived ? this.#fetcher.all("/historical/fills", "fills", query, { key }) : Promise.resolve([]),
+    ]);
+    const fills = this.#each([...old, ...live], "fill", normalizeFill);
+    const seen = new Set<string>();
+    return fills.filter((f) => !seen.has(f.venueFillId) && seen.add(f.venueFillId) !== undefined);
   }
 
+  /**
+   * Every market position, page after page until the cursor comes back empty (`GET
+   * /portfolio/positions`: `limit` default 100, at most 1000 per docs.kalshi.com/api-reference/
+   * portfolio/get-positions). `count_filter=position` leaves out markets traded but no longer held.
+   * `position_fp` is signed: Kalshi nets YES against NO in one market (negative = NO contracts).
+   */
   async listPositions(credentials: VenueCredentials): Promise<VenuePosition[]> {
     const raws = await this.#fetcher.all(
       "/portfolio/positions",
       "market_positions",
-      { limit: 200 },
+      { limit: this.config.pageLimit?.positions ?? 200, count_filter: "position" },
       { key: keyOf(credentials) },
     );
     return this.#each(raws, "position", normalizePosition).filter((p): p is VenuePosition => p !== null);
@@ -374,6 +549,19 @@ export class KalshiVenue implements Venue {
     }
     return out;
   }
+}
+
+/** Reads of archived orders reach this far before the time asked for (venue times are in seconds). */
+const HISTORY_LOOKBACK_S = 60;
+
+function isNotFound(error: unknown): boolean {
+  return isVenueError(error) && error.kind === "not_found";
+}
+
+/** A cancel of an order that no longer rests at the venue (filled, cancelled or expired there). */
+function notResting(venueOrderId: string, status: VenueOrder["status"] | null): VenueError {
+  const message = `kalshi order ${venueOrderId} is no longer resting${status ? ` (${status})` : ""}`;
+  return new VenueError("kalshi", "not_found", message, { venueMessage: "order is no longer resting" });
 }
 
 export function createKalshiVenue(config: KalshiVenueConfig): KalshiVenue {

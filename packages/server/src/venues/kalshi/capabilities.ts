@@ -38,8 +38,12 @@ export const KALSHI_CAPABILITIES: VenueCapabilities = {
     trade: { requests: 10, windowMs: 1000 },
   },
   fees: {
-    model: "kalshi_quadratic",
+    model: "kalshi",
     description:
-      "Taker fee ceil(0.07 × contracts × P × (1 − P)) rounded up to the cent; some series carry a fee multiplier.",
+      "Per series (an event may override): fee = C × 0.07 × fee_multiplier × P × (1 − P) for takers; makers pay " +
+      "a quarter of that on quadratic_with_maker_fees series, half on quadratic_with_combo_maker_fees, nothing " +
+      "on quadratic; flat series a fee per contract. Each fill's fee is rounded up to $0.0001, the balance " +
+      "change then to the cent, and the rounding an order overpaid comes back in whole cents. Each market's " +
+      "`fees` gives its schedule.",
   },
 };

@@ -1,8 +1,8 @@
 /**
  * Kalshi's market WebSocket (VENUES.md §2.4) as a FeedSubscription that keeps itself correct:
  *
- * - the upgrade is signed like a REST call over `GET /trade-api/ws/v2` when a key is configured
- *   (current docs require auth on every connection; older ones only for private channels);
+ * - the upgrade is signed like a REST call over `GET /trade-api/ws/v2` (current docs require auth
+ *   on every connection: the adapter starts no feed without a key, see `feedUnavailable`);
  * - commands follow the documented format `{id, cmd: "subscribe", params: {channels, market_tickers}}`;
  * - each market's book is kept locally from `orderbook_snapshot` + `orderbook_delta`; `seq` is
  *   checked per subscription (sid), and a gap — or a delta that makes no sense — unsubscribes that

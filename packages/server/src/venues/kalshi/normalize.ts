@@ -10,6 +10,7 @@
  * ticker (the caller logs and skips it); an unknown enum value or a missing optional field goes to
  * `report(kind, detail)` so the caller can log each kind once.
  */
+import { type FeeSchedule, KALSHI_FEE_TYPES, kalshiSchedule } from "@crossbook/fees";
 import { isoFromMs } from "../../infra/clock";
 import { complement, MICROS, type Micros, parseMicros } from "../decimal";
 import { VenueError } from "../errors";
@@ -41,6 +42,17 @@ export interface EventInfo {
   seriesTicker: string | null;
   title: string;
   settlementSource: string | null;
+  /** `fee_type_override` / `fee_multiplier_override`: take precedence over the series' fee. */
+  feeTypeOverride: string | null;
+  feeMultiplierOverride: number | null;
+  /** The series' fee type and multiplier, when the adapter knows the series. */
+  seriesFees?: SeriesFees | undefined;
+}
+
+/** A series' `fee_type` and `fee_multiplier` (SDK 3.30 `Series`). */
+export interface SeriesFees {
+  feeType: string;
+  multiplier: number;
 }
 
 type Json = Record<string, unknown>;
@@ -268,6 +280,29 @@ function tickSize(o: Json, ticker: string, ctx: NormalizeContext): Micros {
   return tick;
 }
 
+/** The smallest count Kalshi's `*_fp` fields can carry: 0.01 contract. */
+const FRACTIONAL_MIN_SIZE: Micros = 10_000;
+
+/** Count fields of a market that show what has traded or rests on it. */
+const COUNT_FIELDS = ["volume_fp", "volume_24h_fp", "open_interest_fp", "yes_bid_size_fp", "yes_ask_size_fp"];
+
+/**
+ * Whether a market evidently takes fractional counts. Kalshi removed `fractional_trading_enabled`
+ * on 2026-07-09 (VENUES-AUDIT #14) and no field says it any more; fractional trading is enabled per
+ * market (docs.kalshi.com/getting_started/fixed_point_contracts). A count field with hundredths
+ * (volume, open interest, top-of-book size) proves the market trades fractions; without such proof
+ * orders are kept to whole contracts (unverified: which markets accept fractions).
+ */
+function tradesFractions(o: Json): boolean {
+  for (const key of COUNT_FIELDS) {
+    const raw = o[key];
+    // Read leniently: a size we cannot read says nothing (the required ones fail elsewhere).
+    const v = typeof raw === "string" ? decimalMicros(raw) : undefined;
+    if (v !== undefined && v % MICROS !== 0) return true;
+  }
+  return false;
+}
+
 /** Settlement sources of an event as one line: "Name (url); Name2". */
 export function settlementSourceText(rawSources: unknown): string | null {
   if (!Array.isArray(rawSources)) return null;
@@ -319,7 +354,6 @@ export function normalizeMarket(raw: unknown, ctx: NormalizeContext, event?: Eve
   const rules = [text(o, "rules_primary"), text(o, "rules_secondary")].filter(Boolean).join("\n\n");
   const yesSub = text(o, "yes_sub_title");
   const noSub = text(o, "no_sub_title");
-  const fractional = o["fractional_trading_enabled"] === true;
 
   return {
     id: marketId("kalshi", ticker),
@@ -340,7 +374,7 @@ export function normalizeMarket(raw: unknown, ctx: NormalizeContext, event?: Eve
     openTime: isoTime(o, "open_time"),
     closeTime: isoTime(o, "close_time"),
     tickSize: tickSize(o, ticker, ctx),
-    minSize: fractional ? 10_000 : MICROS,
+    minSize: tradesFractions(o) ? FRACTIONAL_MIN_SIZE : MICROS,
     volume: expectedMicros(o, "volume_fp", ticker, ctx, 0),
     volume24h: expectedMicros(o, "volume_24h_fp", ticker, ctx, 0),
     // `liquidity_dollars` is deprecated and always "0.0000" (VENUES.md §2.2); absent is fine.
@@ -349,8 +383,12 @@ export function normalizeMarket(raw: unknown, ctx: NormalizeContext, event?: Eve
     lastPrice: last === undefined || last === 0 ? null : last,
     bestBid: bid === undefined || bid === 0 ? null : bid,
     bestAsk: ask === undefined || ask >= MICROS ? null : ask,
+    // The last price 24 h ago (VENUES.md §2.2); "0.0000" means no trade then, as for last_price.
+    price24hAgo: ((p) => (p === undefined || p <= 0 || p > MICROS ? null : p))(
+      optMicros(o, "previous_price_dollars", ticker),
+    ),
     negRisk: false,
-    feeRateBps: null,
+    fees: event ? marketFees(event, ticker, ctx.report) : null,
     updatedAt: isoTime(o, "updated_time") ?? ctx.now,
   };
 }
@@ -393,12 +431,44 @@ export function eventInfo(raw: unknown): EventInfo | undefined {
   const o = asObject(raw);
   const eventTicker = o ? text(o, "event_ticker") : undefined;
   if (!o || !eventTicker) return undefined;
+  const multiplier = o["fee_multiplier_override"];
   return {
     eventTicker,
     seriesTicker: text(o, "series_ticker") ?? null,
     title: text(o, "title") ?? eventTicker,
     settlementSource: settlementSourceText(o["settlement_sources"]),
+    feeTypeOverride: text(o, "fee_type_override") ?? null,
+    feeMultiplierOverride: typeof multiplier === "number" && Number.isFinite(multiplier) ? multiplier : null,
   };
+}
+
+/**
+ * SDK 3.30 `Series` -> its fee type and multiplier. Undefined when either is missing or unreadable
+ * (the caller then does not know the series' fees).
+ */
+export function seriesFees(raw: unknown): { ticker: string; fees: SeriesFees } | undefined {
+  const o = asObject(raw);
+  const ticker = o ? text(o, "ticker") : undefined;
+  const feeType = o ? text(o, "fee_type") : undefined;
+  const multiplier = o?.["fee_multiplier"];
+  if (!ticker || !feeType || typeof multiplier !== "number" || !Number.isFinite(multiplier) || multiplier < 0)
+    return undefined;
+  return { ticker, fees: { feeType, multiplier } };
+}
+
+/**
+ * A market's fee schedule: the event's override where it has one (a type without a multiplier keeps
+ * the series' multiplier, and the other way round), else the series' fee type and multiplier; null
+ * when neither is known. An unknown fee type is reported (and charged as `kalshiSchedule` says).
+ */
+export function marketFees(event: EventInfo, ticker: string, report: Report): FeeSchedule | null {
+  const feeType = event.feeTypeOverride ?? event.seriesFees?.feeType;
+  const multiplier = event.feeMultiplierOverride ?? event.seriesFees?.multiplier;
+  if (feeType === undefined && multiplier === undefined) return null;
+  if (feeType !== undefined && !(KALSHI_FEE_TYPES as readonly string[]).includes(feeType)) {
+    report("unknown_fee_type", { ticker, fee_type: feeType });
+  }
+  return kalshiSchedule(feeType ?? "quadratic", multiplier ?? 1);
 }
 
 /**
@@ -408,10 +478,15 @@ export function eventInfo(raw: unknown): EventInfo | undefined {
 export function normalizeEvent(
   raw: unknown,
   ctx: NormalizeContext,
+  seriesFor: (seriesTicker: string) => SeriesFees | undefined = () => undefined,
 ): { event: VenueEvent; info: EventInfo; markets: VenueMarket[] } {
   const o = asObject(raw);
-  const info = eventInfo(raw);
-  if (!o || !info) throw new KalshiParseError("<event>", "event has no event_ticker");
+  const read = eventInfo(raw);
+  if (!o || !read) throw new KalshiParseError("<event>", "event has no event_ticker");
+  const info: EventInfo = {
+    ...read,
+    seriesFees: read.seriesTicker ? seriesFor(read.seriesTicker) : undefined,
+  };
   if (!text(o, "title")) ctx.report("missing_field:event.title", { event_ticker: info.eventTicker });
   const { markets } = normalizeMarkets(o["markets"] ?? [], ctx, () => info);
   const closes = markets.map((m) => m.closeTime).filter((t): t is string => t !== null);
@@ -501,11 +576,27 @@ export function normalizeOrderBook(body: unknown, ticker: string, now: string): 
 export const PERIOD_MINUTES: Record<CandleInterval, 1 | 60 | 1440> = { "1m": 1, "1h": 60, "1d": 1440 };
 
 /**
+ * Field names of the two candlestick shapes: the live endpoint's `price.open_dollars`,
+ * `volume_fp`, and `GET /historical/markets/{ticker}/candlesticks`' plain `price.open`, `volume`
+ * (SDK 3.30 `MarketCandlestickHistorical`, whose trade prices are null when nothing traded).
+ */
+const CANDLE_FIELDS = {
+  live: { suffix: "_dollars", volume: "volume_fp" },
+  historical: { suffix: "", volume: "volume" },
+} as const;
+
+/**
  * Candlesticks -> Candles stamped at the START of each period (Kalshi stamps the end). Trade prices
  * (`price.*`) are used when present; a period without trades is a flat candle at the previous
  * close (the candle's `previous_dollars`, else the prior candle), else at the YES bid/ask mid.
  */
-export function normalizeCandles(body: unknown, periodMinutes: number, ctx: NormalizeContext): Candle[] {
+export function normalizeCandles(
+  body: unknown,
+  periodMinutes: number,
+  ctx: NormalizeContext,
+  shape: keyof typeof CANDLE_FIELDS = "live",
+): Candle[] {
+  const { suffix, volume: volumeKey } = CANDLE_FIELDS[shape];
   const o = asObject(body);
   const ticker = (o && text(o, "ticker")) ?? "<candles>";
   const list = o?.["candlesticks"];
@@ -520,11 +611,11 @@ export function normalizeCandles(body: unknown, periodMinutes: number, ctx: Norm
       continue;
     }
     const price = asObject(c["price"]);
-    const open = price ? optMicros(price, "open_dollars", ticker) : undefined;
-    const high = price ? optMicros(price, "high_dollars", ticker) : undefined;
-    const low = price ? optMicros(price, "low_dollars", ticker) : undefined;
-    const close = price ? optMicros(price, "close_dollars", ticker) : undefined;
-    const volume = optMicros(c, "volume_fp", ticker) ?? 0;
+    const open = price ? optMicros(price, `open${suffix}`, ticker) : undefined;
+    const high = price ? optMicros(price, `high${suffix}`, ticker) : undefined;
+    const low = price ? optMicros(price, `low${suffix}`, ticker) : undefined;
+    const close = price ? optMicros(price, `close${suffix}`, ticker) : undefined;
+    const volume = optMicros(c, volumeKey, ticker) ?? 0;
     const timestamp = new Date((end - periodMinutes * 60) * 1000).toISOString();
     if (open !== undefined && high !== undefined && low !== undefined && close !== undefined) {
       candles.push({ timestamp, open, high, low, close, volume });
@@ -532,9 +623,9 @@ export function normalizeCandles(body: unknown, periodMinutes: number, ctx: Norm
       continue;
     }
     const flat =
-      (price ? optMicros(price, "previous_dollars", ticker) : undefined) ??
+      (price ? optMicros(price, `previous${suffix}`, ticker) : undefined) ??
       previousClose ??
-      quoteMid(c, ticker);
+      quoteMid(c, ticker, suffix);
     if (flat === undefined) continue;
     candles.push({ timestamp, open: flat, high: flat, low: flat, close: flat, volume });
     previousClose = flat;
@@ -542,13 +633,50 @@ export function normalizeCandles(body: unknown, periodMinutes: number, ctx: Norm
   return candles;
 }
 
-function quoteMid(c: Json, ticker: string): Micros | undefined {
+function quoteMid(c: Json, ticker: string, suffix: string): Micros | undefined {
   const bid = asObject(c["yes_bid"]);
   const ask = asObject(c["yes_ask"]);
-  const b = bid ? optMicros(bid, "close_dollars", ticker) : undefined;
-  const a = ask ? optMicros(ask, "close_dollars", ticker) : undefined;
+  const b = bid ? optMicros(bid, `close${suffix}`, ticker) : undefined;
+  const a = ask ? optMicros(ask, `close${suffix}`, ticker) : undefined;
   if (b === undefined || a === undefined) return undefined;
   return Math.round((a + b) / 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Historical cutoff — SDK 3.30 `GetHistoricalCutoffResponse` (`GET /historical/cutoff`).
+
+/** The live/historical boundaries, unix ms; a field we cannot read is null (nothing assumed). */
+export interface HistoricalCutoff {
+  marketSettledMs: number | null;
+  tradesCreatedMs: number | null;
+  ordersUpdatedMs: number | null;
+}
+
+/**
+ * The cutoff fields are typed only as strings in the SDK; their format is not documented
+ * (unverified). ISO 8601 and unix seconds or milliseconds, as text or number, are all read.
+ */
+export function normalizeCutoff(body: unknown, ctx: NormalizeContext): HistoricalCutoff {
+  const o = asObject(body) ?? {};
+  const at = (key: string): number | null => {
+    const v = o[key];
+    let ms: number | null = null;
+    if (typeof v === "number" && Number.isFinite(v)) ms = v > 1e12 ? v : v * 1000;
+    else if (typeof v === "string" && /^\d+(\.\d+)?$/.test(v)) {
+      const n = Number(v);
+      ms = n > 1e12 ? n : n * 1000;
+    } else if (typeof v === "string" && v.length > 0) {
+      const parsed = Date.parse(v);
+      ms = Number.isNaN(parsed) ? null : parsed;
+    }
+    if (ms === null) ctx.report(`unreadable_cutoff:${key}`, { value: v ?? null });
+    return ms;
+  };
+  return {
+    marketSettledMs: at("market_settled_ts"),
+    tradesCreatedMs: at("trades_created_ts"),
+    ordersUpdatedMs: at("orders_updated_ts"),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -560,7 +688,12 @@ export function normalizeTrade(raw: unknown, ctx: NormalizeContext): Trade {
   if (!o) throw new KalshiParseError("<unknown>", "trade is not an object");
   const ticker = text(o, "market_ticker") ?? text(o, "ticker");
   if (!ticker) throw new KalshiParseError("<unknown>", "trade has no market_ticker");
-  const sideText = text(o, "taker_outcome_side") ?? text(o, "taker_side");
+  // `taker_book_side` is the same bit in book terms (bid ≡ yes), as on orders and fills.
+  const bookSide = text(o, "taker_book_side");
+  const sideText =
+    text(o, "taker_outcome_side") ??
+    (bookSide === "bid" ? "yes" : bookSide === "ask" ? "no" : undefined) ??
+    text(o, "taker_side");
   let outcome: Outcome = "yes";
   let takerSide: Trade["takerSide"] = "buy";
   if (sideText === "yes" || sideText === "no") outcome = sideText;
@@ -764,10 +897,21 @@ export function parseWsMessage(frame: unknown, ctx: NormalizeContext): KalshiWsM
 // Orders, fills, positions, balance — VENUES.md §2.6.
 
 /**
- * Which outcome and direction an order/fill stands for. Current objects carry `outcome_side`
- * (yes|no, the contract concerned) + `book_side` (bid|ask) on Kalshi's one YES book, as in V2
- * order entry (VENUES.md §2.6): bid = buy YES or sell NO, ask = sell YES or buy NO. Older objects
- * carry only `side` (yes|no) + `action` (buy|sell), read as they are.
+ * Which outcome and direction an order/fill stands for, and so which price of it to read.
+ *
+ * Current objects carry `outcome_side` (yes|no) and `book_side` (bid|ask), and the two carry ONE
+ * bit: buy YES and sell NO both give (yes, bid), buy NO and sell YES both give (no, ask); (yes, ask)
+ * and (no, bid) never occur (docs.kalshi.com/getting_started/order_direction; SDK 3.30 `Order.md`,
+ * `Fill.md`). Kalshi has one YES book and V2 order entry sends only `side: bid|ask` with the YES
+ * price (`CreateOrderV2Request`, `BookSide`: "bid means buy YES, ask means sell YES"), so the venue
+ * itself cannot tell buy YES from sell NO. We read the bit in that book's terms: bid = buy YES,
+ * ask = sell YES, at the YES price. A user's "sell YES @ 0.60" (sent as ask 0.60) comes back as
+ * exactly that; a "buy NO @ 0.40" (also ask 0.60) comes back as the same order, sell YES @ 0.60,
+ * and crossbook's own order row keeps what the user asked (orders/live.ts turns fills round).
+ *
+ * Should the two fields ever disagree, `book_side` wins (it is the order-entry vocabulary) and the
+ * disagreement is reported. Objects with only the deprecated `side` (yes|no) + `action`
+ * (buy|sell), which do carry two bits, are read as they are.
  */
 export function orderDirection(
   o: Json,
@@ -776,10 +920,12 @@ export function orderDirection(
 ): { outcome: Outcome; side: "buy" | "sell" } {
   const outcomeSide = text(o, "outcome_side");
   const bookSide = text(o, "book_side");
-  if ((outcomeSide === "yes" || outcomeSide === "no") && (bookSide === "bid" || bookSide === "ask")) {
-    const buys = (outcomeSide === "yes") === (bookSide === "bid");
-    return { outcome: outcomeSide, side: buys ? "buy" : "sell" };
-  }
+  const fromBook = bookSide === "bid" ? "yes" : bookSide === "ask" ? "no" : undefined;
+  const fromOutcome = outcomeSide === "yes" || outcomeSide === "no" ? outcomeSide : undefined;
+  if (fromBook && fromOutcome && fromBook !== fromOutcome)
+    report("direction_fields_disagree", { ticker, outcome_side: outcomeSide, book_side: bookSide });
+  const long = fromBook ?? fromOutcome;
+  if (long) return { outcome: "yes", side: long === "yes" ? "buy" : "sell" };
   const side = text(o, "side");
   const action = text(o, "action");
   if ((side === "yes" || side === "no") && (action === "buy" || action === "sell")) {
@@ -788,7 +934,7 @@ export function orderDirection(
   }
   // V2 order entry echoes `side: bid|ask` on the YES book.
   if (side === "bid" || side === "ask") return { outcome: "yes", side: side === "bid" ? "buy" : "sell" };
-  throw new KalshiParseError(ticker, "order/fill without outcome_side+book_side or side+action");
+  throw new KalshiParseError(ticker, "order/fill without outcome_side, book_side or side+action");
 }
 
 function priceFor(o: Json, outcome: Outcome, ticker: string): Micros | undefined {
@@ -862,6 +1008,7 @@ export function normalizeFill(raw: unknown, ctx: NormalizeContext): VenueFill {
     throw new KalshiParseError(ticker, `fill ${fillId} without price or count`);
   const fee = optMicros(o, "fee_cost", ticker);
   if (fee === undefined) ctx.report("missing_field:fee_cost", { ticker });
+  const taker = o["is_taker"];
   return {
     venueFillId: fillId,
     venueOrderId: orderId,
@@ -870,7 +1017,9 @@ export function normalizeFill(raw: unknown, ctx: NormalizeContext): VenueFill {
     side,
     price,
     size,
-    fee: fee ?? 0,
+    // Without `fee_cost` crossbook's model of the market's schedule charges the fill.
+    fee: fee ?? null,
+    ...(typeof taker === "boolean" ? { liquidity: taker ? ("taker" as const) : ("maker" as const) } : {}),
     timestamp: messageTime(o, () => isoTime(o, "created_time") ?? ctx.now),
   };
 }

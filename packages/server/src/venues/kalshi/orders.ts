@@ -1,7 +1,9 @@
 /**
- * Our order request -> Kalshi's two order-entry shapes (VENUES.md §2.6), as pure functions.
+ * Our order request -> Kalshi's order entry (VENUES.md §2.6), as pure functions.
  *
- * Current shape, `POST /portfolio/events/orders`: one YES book, `side` bid|ask, `price` = YES price.
+ * `POST /portfolio/events/orders` (V2): one YES book, `side` bid|ask, `price` = YES price. It is
+ * the only order entry: the legacy `POST /portfolio/orders` (side yes|no + action buy|sell) answers
+ * 410 `deprecated_v1_order_endpoint` at the venue (VENUES-AUDIT #2), so it is not built here.
  * Our four cases map as follows (p = the limit price of the outcome we trade):
  *
  *   buy  YES @ p  -> side "bid", price p        (buy YES)
@@ -9,8 +11,9 @@
  *   buy  NO  @ p  -> side "ask", price 1 − p    (selling YES at 1 − p is buying NO at p)
  *   sell NO  @ p  -> side "bid", price 1 − p    (buying YES at 1 − p closes NO at p)
  *
- * Legacy shape, `POST /portfolio/orders` (deprecated no earlier than 2026-05-06): `side` = outcome
- * (yes|no), `action` = buy|sell, price of that outcome in `yes_price_dollars`/`no_price_dollars`.
+ * buy YES and sell NO are the same order on that book, as are sell YES and buy NO: the venue
+ * keeps one direction bit (`book_side`/`outcome_side`), so what a user asked for is known only to
+ * the order built here and to crossbook's own order row (see normalize.ts `orderDirection`).
  *
  * Kalshi has no market order type in the current shape: a "market" order is sent as an
  * immediate-or-cancel limit at the caller's worst acceptable price.
@@ -33,20 +36,6 @@ export interface KalshiV2OrderBody {
   post_only: boolean;
   reduce_only: boolean;
   expiration_time?: number;
-}
-
-export interface KalshiLegacyOrderBody {
-  ticker: string;
-  client_order_id: string;
-  side: "yes" | "no";
-  action: "buy" | "sell";
-  count?: number;
-  count_fp: string;
-  yes_price_dollars?: string;
-  no_price_dollars?: string;
-  time_in_force: KalshiTimeInForce;
-  post_only: boolean;
-  expiration_ts?: number;
 }
 
 function reject(message: string): never {
@@ -103,25 +92,6 @@ export function toV2OrderBody(order: VenueOrderRequest, clientOrderId: string): 
     post_only: false,
     reduce_only: false,
     ...(expiresSec !== undefined ? { expiration_time: expiresSec } : {}),
-  };
-}
-
-export function toLegacyOrderBody(order: VenueOrderRequest, clientOrderId: string): KalshiLegacyOrderBody {
-  const { tif, expiresSec } = timeInForce(order);
-  const count = checkedCount(order.size);
-  const price = checkedPrice(order.price);
-  return {
-    ticker: tickerFromMarketId(order.marketId),
-    client_order_id: clientOrderId,
-    side: order.outcome,
-    action: order.side,
-    // Integer `count` for servers that predate `count_fp`; fractional sizes only go as count_fp.
-    ...(order.size % MICROS === 0 ? { count: order.size / MICROS } : {}),
-    count_fp: count,
-    ...(order.outcome === "yes" ? { yes_price_dollars: price } : { no_price_dollars: price }),
-    time_in_force: tif,
-    post_only: false,
-    ...(expiresSec !== undefined ? { expiration_ts: expiresSec } : {}),
   };
 }
 

@@ -3,7 +3,7 @@
  * fills, as taker or as one of the makers), Data API positions and balances. The token -> outcome
  * mapping is passed in, since a token's leg is only known from its market. VENUES.md §1.6.
  */
-import { MICROS, type Micros } from "../decimal";
+import type { Micros } from "../decimal";
 import type { Outcome } from "../model";
 import type { VenueFill, VenueOrder, VenuePosition } from "../venue";
 import { epochToIso, isObject, micros, PolymarketParseError, type Report } from "./normalize";
@@ -86,7 +86,7 @@ export function normalizeTradeFills(
     side: unknown;
     price: unknown;
     size: unknown;
-    feeBps: unknown;
+    liquidity: "taker" | "maker";
   }): VenueFill | undefined => {
     const tokenId = text(part.tokenId);
     const leg = tokenId ? resolve(tokenId) : undefined;
@@ -96,9 +96,9 @@ export function normalizeTradeFills(
       report("bad_trade", `trade ${id}`);
       return undefined;
     }
-    const bps = Number(part.feeBps ?? 0);
-    // VENUES.md gives no fee formula; fee_rate_bps applied to the notional is our estimate.
-    const fee: Micros = Number.isFinite(bps) ? Math.round((size * price * bps) / MICROS / 10_000) : 0;
+    // A trade carries no fee amount, only `fee_rate_bps`, whose meaning on V2 trades is unverified
+    // (VENUES-AUDIT §4.2): the fee is left to crossbook's model of the market's schedule
+    // (shares × rate × (p(1 − p))^exponent for takers; makers pay nothing on taker-only schedules).
     return {
       venueFillId: `${id}${part.suffix}`,
       venueOrderId: text(part.orderId)!,
@@ -107,7 +107,8 @@ export function normalizeTradeFills(
       side: side(part.side, report),
       price,
       size,
-      fee,
+      fee: null,
+      liquidity: part.liquidity,
       timestamp,
     };
   };
@@ -122,7 +123,7 @@ export function normalizeTradeFills(
       side: raw.side,
       price: raw.price,
       size: raw.size,
-      feeBps: raw.fee_rate_bps,
+      liquidity: "taker",
     });
     if (f) fills.push(f);
   } else {
@@ -137,7 +138,7 @@ export function normalizeTradeFills(
         side: m.side,
         price: m.price,
         size: m.matched_amount,
-        feeBps: m.fee_rate_bps,
+        liquidity: "maker",
       });
       if (f) fills.push(f);
     });
@@ -160,6 +161,28 @@ export function normalizePosition(
     return undefined;
   }
   return { marketId: leg.marketId, outcome: leg.outcome, size, averagePrice: micros(raw.avgPrice) ?? null };
+}
+
+/**
+ * The leg of a Data API `/positions` row read from the row itself (`conditionId`, `outcome`,
+ * `oppositeOutcome`, `outcomeIndex`), by the rule the catalog uses for Gamma's `outcomes`: the "Yes"
+ * label where the labels are Yes/No, else (team names) the first-listed outcome. Undefined when the
+ * row cannot tell (the caller then asks Gamma), so a position needs no market lookup of its own.
+ */
+export function positionLeg(raw: unknown): { marketId: string; outcome: Outcome } | undefined {
+  if (!isObject(raw)) return undefined;
+  const conditionId = text(raw.conditionId);
+  const label = text(raw.outcome)?.trim().toLowerCase();
+  const other = text(raw.oppositeOutcome)?.trim().toLowerCase();
+  const index = raw.outcomeIndex;
+  if (!conditionId || !/^0x[0-9a-fA-F]{64}$/.test(conditionId) || !label || !other || label === other)
+    return undefined;
+  const marketId = `polymarket:${conditionId.toLowerCase()}`;
+  const yesNo = (l: string) => l === "yes" || l === "no";
+  if (yesNo(label) && yesNo(other)) return { marketId, outcome: label === "yes" ? "yes" : "no" };
+  if (yesNo(label) || yesNo(other)) return undefined;
+  if (index !== 0 && index !== 1) return undefined;
+  return { marketId, outcome: index === 0 ? "yes" : "no" };
 }
 
 /** `{"balance":"1000000000",...}` (6-decimal integer string: already micro-USD). */

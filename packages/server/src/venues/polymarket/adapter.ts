@@ -6,7 +6,7 @@
  */
 import { randomInt } from "node:crypto";
 import { type Clock, isoFromMs, systemClock } from "../../infra/clock";
-import type { Micros } from "../decimal";
+import { formatMicros, type Micros } from "../decimal";
 import { VenueError } from "../errors";
 import type { RequestOptions } from "../http";
 import type { CandleInterval, VenueMarket } from "../model";
@@ -28,13 +28,25 @@ import {
   normalizeOpenOrder,
   normalizePosition,
   normalizeTradeFills,
+  positionLeg,
   type TokenResolver,
 } from "./account";
 import { PolymarketAuth, type Session } from "./auth";
-import { MarketFeed } from "./feed";
+import { ShardedMarketFeed } from "./feed";
 import { type FetcherOptions, PolymarketFetcher, RATE_LIMITS, silentLog, type VenueLog } from "./fetcher";
-import { isObject, PolymarketParseError } from "./normalize";
-import { type OrderStruct, orderAmounts, orderDomain, orderJson, signOrder, ZERO_BYTES32 } from "./signing";
+import { clobFeeSchedule, isObject, micros, PolymarketParseError } from "./normalize";
+import {
+  type AmountProblem,
+  type ImmediateAmounts,
+  immediateOrderAmounts,
+  type OrderStruct,
+  orderAmounts,
+  orderDomain,
+  orderJson,
+  signOrder,
+  TICK_ROUNDING,
+  ZERO_BYTES32,
+} from "./signing";
 
 export interface PolymarketVenueConfig {
   gammaUrl: string;
@@ -53,8 +65,19 @@ export interface PolymarketVenueConfig {
     backoffBaseMs?: number;
     backoffCapMs?: number;
     silenceTimeoutMs?: number;
+    /** Stalled-subscription checks and sharding (feed.ts). */
+    snapshotTimeoutMs?: number;
+    dataSilenceMs?: number;
+    maxAssetsPerConnection?: number;
   };
 }
+
+/**
+ * Data API `GET /positions` paging: `limit` ≤ 500 and `offset` ≤ 10,000 (docs.polymarket.com,
+ * developers/open-api/get-positions.json).
+ */
+const DATA_POSITIONS_PAGE = 500;
+const DATA_POSITIONS_MAX_OFFSET = 10_000;
 
 export const POLYMARKET_PRODUCTION = {
   gamma: "https://gamma-api.polymarket.com",
@@ -81,21 +104,28 @@ export const POLYMARKET_CAPABILITIES: VenueCapabilities = {
   },
   rateLimits: { read: RATE_LIMITS.gamma, trade: RATE_LIMITS.trade },
   fees: {
-    model: "per_market_bps",
+    model: "polymarket",
     description:
-      "Per-market taker fee (Gamma feesEnabled/takerBaseFee, CLOB fee_rate_bps); many markets are fee-free.",
+      "Per market (Gamma feeSchedule): takers pay shares × rate × (P × (1 − P))^exponent, rounded down to " +
+      "$0.00001 and never more than takerBaseFee bps × min(P, 1 − P) × shares (a cap, not a rate); makers pay " +
+      "nothing on taker-only schedules; markets with fees off pay nothing. Each market's `fees` gives its schedule.",
   },
 };
 
 /** Our time-in-force -> CLOB orderType (IOC is Polymarket's FAK). */
 const ORDER_TYPE = { GTC: "GTC", GTD: "GTD", IOC: "FAK", FOK: "FOK" } as const;
 
-const ORDER_RESPONSE_STATUS: Record<string, VenueOrder["status"]> = {
-  live: "open",
-  matched: "filled",
-  delayed: "pending",
-  unmatched: "pending",
-};
+/** `POST /order` statuses (VENUES.md §1.6); `delayed`/`unmatched` stay pending for the poller. */
+const ORDER_RESPONSE_STATUSES = new Set(["live", "matched", "delayed", "unmatched"]);
+
+/** What placement knows better than a read-back of the order: its id, our client id, any size note. */
+function pick(placed: VenueOrder): Partial<VenueOrder> {
+  return {
+    venueOrderId: placed.venueOrderId,
+    clientOrderId: placed.clientOrderId,
+    ...(placed.sizeAdjustment ? { sizeAdjustment: placed.sizeAdjustment } : {}),
+  };
+}
 
 /** GTD orders expire 60 s earlier than their `expiration` (VENUES.md §1.6 safety threshold). */
 const GTD_SAFETY_S = 60;
@@ -141,8 +171,16 @@ export class PolymarketVenue implements Venue {
     return this.fetcher.listMarkets(query, progress);
   }
 
-  getMarket(marketId: string) {
-    return this.fetcher.getMarket(marketId);
+  /** One market from Gamma; when Gamma gives no fee schedule, the CLOB's market info (`fd`) is asked. */
+  async getMarket(marketId: string): Promise<VenueMarket> {
+    const market = await this.fetcher.getMarket(marketId);
+    if (market.fees !== null) return market;
+    const path = `/clob-markets/${encodeURIComponent(market.venueMarketId)}`;
+    const fees = await this.fetcher.clob.request("GET", path).then(
+      (response) => clobFeeSchedule(response.body),
+      () => null,
+    );
+    return fees ? { ...market, fees } : market;
   }
 
   getOrderBook(marketId: string, depth?: number) {
@@ -155,7 +193,7 @@ export class PolymarketVenue implements Venue {
 
   async subscribe(marketIds: string[], onEvent: (event: FeedEvent) => void): Promise<FeedSubscription> {
     const base = this.config.wsUrl.replace(/\/$/, "");
-    const feed = new MarketFeed(
+    const feed = new ShardedMarketFeed(
       {
         url: /\/market$/.test(base) ? base : `${base}/market`,
         clock: this.#clock,
@@ -164,7 +202,11 @@ export class PolymarketVenue implements Venue {
         ...this.config.feed,
       },
       (ids) => Promise.all(ids.map((id) => this.fetcher.meta(id))),
-      onEvent,
+      (event) => {
+        // A market the feed saw resolve gets its history at the fidelity closed markets have.
+        if (event.kind === "status") this.fetcher.noteStatus(event.marketId, event.status);
+        onEvent(event);
+      },
     );
     await feed.add(marketIds);
     return feed;
@@ -178,11 +220,26 @@ export class PolymarketVenue implements Venue {
     const session = await this.#auth.session(credentials);
     const market = await this.fetcher.getMarket(request.marketId);
     const { orderType, expiration } = this.#checkOrder(request, market);
-    const amounts = orderAmounts(request.side, request.price, request.size, market);
+    // The tick changes near 0.04/0.96 and Gamma's copy can lag: sign with the CLOB's current one.
+    const clob = await this.#clobMarketInfo(market);
+    const immediate = orderType === "FAK" || orderType === "FOK";
+    const amounts: ImmediateAmounts | AmountProblem | { makerAmount: bigint; takerAmount: bigint } = immediate
+      ? immediateOrderAmounts(request.side, request.price, request.size, { tickSize: clob.tickSize })
+      : orderAmounts(request.side, request.price, request.size, {
+          tickSize: clob.tickSize,
+          minSize: market.minSize,
+        });
+    // Shares the signed order is for: fewer than asked when an immediate BUY had to be rounded down.
+    const size: Micros = immediate && "size" in amounts ? (amounts as ImmediateAmounts).size : request.size;
     if ("kind" in amounts)
       throw new VenueError("polymarket", "rejected", amounts.message, {
-        venueCode: amounts.kind === "min_size" ? "INVALID_ORDER_MIN_SIZE" : "INVALID_ORDER_MIN_TICK_SIZE",
         venueMessage: amounts.message,
+        ...(amounts.kind === "precision"
+          ? {}
+          : {
+              venueCode:
+                amounts.kind === "min_size" ? "INVALID_ORDER_MIN_SIZE" : "INVALID_ORDER_MIN_TICK_SIZE",
+            }),
       });
     const tokenId = market.outcomes[request.outcome].venueTokenId;
 
@@ -191,7 +248,7 @@ export class PolymarketVenue implements Venue {
       const struct: OrderStruct = {
         salt: BigInt(randomInt(0, 2 ** 47)),
         maker: session.maker,
-        signer: session.signer,
+        signer: session.orderSigner,
         tokenId: BigInt(tokenId),
         makerAmount: amounts.makerAmount,
         takerAmount: amounts.takerAmount,
@@ -204,7 +261,7 @@ export class PolymarketVenue implements Venue {
       const signature = await signOrder(
         session.privateKey,
         struct,
-        orderDomain(version, market.negRisk, this.#chainId),
+        orderDomain(version, clob.negRisk, this.#chainId),
       );
       const body = {
         order: orderJson(struct, signature, expiration),
@@ -232,19 +289,50 @@ export class PolymarketVenue implements Venue {
         });
       }
       const wire = typeof result.status === "string" ? result.status.toLowerCase() : "";
-      const status = ORDER_RESPONSE_STATUS[wire] ?? "pending";
-      if (!ORDER_RESPONSE_STATUS[wire]) this.fetcher.report("unknown_order_response_status", wire);
-      return {
+      if (!ORDER_RESPONSE_STATUSES.has(wire)) this.fetcher.report("unknown_order_response_status", wire);
+      const placed: VenueOrder = {
         venueOrderId: result.orderID,
         marketId: market.id,
         outcome: request.outcome,
         side: request.side,
         price: request.price,
-        size: request.size,
-        filledSize: status === "filled" ? request.size : 0,
-        status,
+        size,
+        filledSize: 0,
+        status: wire === "live" ? "open" : "pending",
         createdAt: isoFromMs(this.#clock.now()),
         clientOrderId: request.clientOrderId ?? null,
+        ...(size < request.size
+          ? {
+              sizeAdjustment: {
+                requested: request.size,
+                reason:
+                  `rounded down from ${formatMicros(request.size)} to ${formatMicros(size)}: Polymarket takes ` +
+                  "IOC/FOK (FAK/FOK) orders only with the cash amount in whole cents and shares to 4 decimals",
+              },
+            }
+          : {}),
+      };
+      if (wire !== "matched") return placed;
+      // "matched" only says something matched: how much is in takingAmount/makingAmount (BUY takes
+      // shares, SELL makes them). Without them, the order itself says.
+      const shares = micros(request.side === "buy" ? result.takingAmount : result.makingAmount);
+      if (shares === undefined || shares <= 0) {
+        this.fetcher.report("order_response_without_amounts", result.orderID);
+        try {
+          return { ...(await this.#getOrder(session, result.orderID)), ...pick(placed) };
+        } catch {
+          return placed; // pending: the poller reads it
+        }
+      }
+      // A BUY spends its whole cash amount, which can buy a few millionths of a share more than
+      // the shares it signed for: crossbook books at most the order's size.
+      const filledSize = Math.min(shares, size);
+      const rests = orderType === "GTC" || orderType === "GTD";
+      return {
+        ...placed,
+        filledSize,
+        // An IOC/FOK remainder is killed at once; a GTC/GTD remainder rests.
+        status: filledSize >= size ? "filled" : rests ? "open" : "cancelled",
       };
     };
 
@@ -282,6 +370,25 @@ export class PolymarketVenue implements Venue {
       reject("expiresAt is only valid with GTD");
     }
     return { orderType: ORDER_TYPE[request.timeInForce], expiration };
+  }
+
+  /**
+   * Tick and neg-risk flag from the CLOB's compact market info (`GET /clob-markets/{condition}`:
+   * `mts`, `nr`), as the official client reads them; Gamma's neg-risk flag when `nr` is absent.
+   */
+  async #clobMarketInfo(market: VenueMarket): Promise<{ tickSize: Micros; negRisk: boolean }> {
+    const path = `/clob-markets/${encodeURIComponent(market.venueMarketId)}`;
+    const response = await this.fetcher.clob.request("GET", path);
+    const body = response.body;
+    const tickSize = isObject(body) ? micros(body.mts) : undefined;
+    if (tickSize === undefined || !TICK_ROUNDING[tickSize])
+      throw new VenueError(
+        "polymarket",
+        "bad_response",
+        `polymarket GET ${path}: no usable tick size (mts ${isObject(body) ? JSON.stringify(body.mts) : "absent"})`,
+      );
+    const negRisk = isObject(body) && typeof body.nr === "boolean" ? body.nr : market.negRisk;
+    return { tickSize, negRisk };
   }
 
   #exchangeVersion(): Promise<number> {
@@ -405,17 +512,51 @@ export class PolymarketVenue implements Venue {
     });
   }
 
+  /**
+   * Every position of the funding wallet, from the Data API. Its defaults would hide some: only
+   * positions of at least `sizeThreshold` = 1 share, and only the first `limit` = 100. So we ask for
+   * `sizeThreshold=0` and walk `offset` pages of up to 500 (the documented maximum) until an empty
+   * page, advancing by what each page returned (the venue may cap `limit` lower). `offset` may not
+   * pass 10,000: a wallet with more positions than that is read as far as it goes, and reported.
+   * Each row names its own market and leg; Gamma is asked only for a row that does not.
+   */
   async listPositions(credentials: VenueCredentials): Promise<VenuePosition[]> {
     const session = await this.#auth.session(credentials);
-    const response = await this.fetcher.data.request("GET", "/positions", { query: { user: session.maker } });
-    if (!Array.isArray(response.body))
-      throw new VenueError("polymarket", "bad_response", "polymarket GET /positions: expected an array");
-    const rows = response.body.map((row) =>
-      isObject(row) ? { asset_id: row.asset, market: row.conditionId } : row,
+    const body: unknown[] = [];
+    const seen = new Set<string>();
+    for (let offset = 0; ; ) {
+      const response = await this.fetcher.data.request("GET", "/positions", {
+        query: { user: session.maker, sizeThreshold: 0, limit: DATA_POSITIONS_PAGE, offset },
+      });
+      if (!Array.isArray(response.body))
+        throw new VenueError("polymarket", "bad_response", "polymarket GET /positions: expected an array");
+      if (response.body.length === 0) break;
+      const before = body.length;
+      for (const row of response.body) {
+        // A position that moved between pages (the order is by size) can show twice: keep the first.
+        const asset = isObject(row) && typeof row.asset === "string" ? row.asset : undefined;
+        if (asset !== undefined && seen.has(asset)) continue;
+        if (asset !== undefined) seen.add(asset);
+        body.push(row);
+      }
+      // A page of nothing new means the venue ignored `offset`: stop rather than loop.
+      if (body.length === before) {
+        this.fetcher.report("positions_page_repeated", `offset ${offset}`);
+        break;
+      }
+      offset += response.body.length;
+      if (offset > DATA_POSITIONS_MAX_OFFSET) {
+        this.fetcher.report("positions_past_offset_cap", `${offset} positions read; the rest are not`);
+        break;
+      }
+    }
+    const unknown = body.filter((row) => positionLeg(row) === undefined);
+    const resolve = await this.#resolver(
+      unknown.map((row) => (isObject(row) ? { asset_id: row.asset, market: row.conditionId } : row)),
     );
-    const resolve = await this.#resolver(rows);
-    return response.body.flatMap((row) => {
-      const position = normalizePosition(row, resolve, this.fetcher.report);
+    return body.flatMap((row) => {
+      const leg = positionLeg(row);
+      const position = normalizePosition(row, leg ? () => leg : resolve, this.fetcher.report);
       return position && position.size > 0 ? [position] : [];
     });
   }

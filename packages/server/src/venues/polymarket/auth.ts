@@ -1,8 +1,9 @@
 /**
  * Polymarket API sessions: turns a user's linked credentials into what trading calls need — the
- * signer account, the funder (maker) address, and L2 API credentials, deriving those with an L1
- * EIP-712 signature when the user linked only a private key (derive first, create if none exists).
- * Also produces the `sign` hook VenueHttp calls for L2 HMAC headers. VENUES.md §1.5.
+ * signer account, the funder (maker) address, the order's `signer` field, and L2 API credentials,
+ * deriving those with an L1 EIP-712 signature when the user linked only a private key (derive
+ * first, create if none exists). Also produces the `sign` hook VenueHttp calls for L2 HMAC headers.
+ * VENUES.md §1.5; wallet types in this folder's README.
  */
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -11,19 +12,28 @@ import { VenueError } from "../errors";
 import type { RequestOptions, VenueHttp } from "../http";
 import type { VenueCredentials } from "../venue";
 import { isObject } from "./normalize";
-import { type ApiCredentials, l1Headers, l2Headers } from "./signing";
+import { type ApiCredentials, l1Headers, l2Headers, POLY_1271, type SignatureType } from "./signing";
 
 export type PolymarketCredentials = Extract<VenueCredentials, { venue: "polymarket" }>;
 
 export interface Session {
   privateKey: Hex;
-  /** The EOA that signs (POLY_ADDRESS, order `signer`). */
+  /** The EOA whose key signs: POLY_ADDRESS of L1 and L2 headers, the API key's owner. */
   signer: Hex;
-  /** Who holds the funds (order `maker`): the funder for proxy/safe wallets, else the EOA. */
+  /** Who holds the funds (order `maker`): the funder for proxy/safe/deposit wallets, else the EOA. */
   maker: Hex;
-  signatureType: 0 | 1 | 2;
+  /** The order's `signer` field: the EOA, except for a deposit wallet (type 3), where it is the wallet. */
+  orderSigner: Hex;
+  signatureType: SignatureType;
   api: ApiCredentials;
 }
+
+const WALLET_NAMES: Record<SignatureType, string> = {
+  0: "EOA",
+  1: "proxy",
+  2: "Safe",
+  3: "deposit wallet",
+};
 
 export class PolymarketAuth {
   readonly #derived = new Map<string, Promise<ApiCredentials>>();
@@ -47,11 +57,18 @@ export class PolymarketAuth {
     const signer = privateKeyToAccount(privateKey).address;
     let maker: Hex = signer;
     if (credentials.signatureType !== 0) {
+      const wallet = WALLET_NAMES[credentials.signatureType];
       if (!credentials.funder || !/^0x[0-9a-fA-F]{40}$/.test(credentials.funder))
         throw new VenueError(
           "polymarket",
           "auth_failed",
-          `signature type ${credentials.signatureType} (proxy/safe) needs the funder wallet address`,
+          `signature type ${credentials.signatureType} (${wallet}) needs the funder wallet address`,
+        );
+      if (credentials.funder.toLowerCase() === signer.toLowerCase())
+        throw new VenueError(
+          "polymarket",
+          "auth_failed",
+          `signature type ${credentials.signatureType} (${wallet}): the funder is the ${wallet}, not the signer itself`,
         );
       maker = credentials.funder as Hex;
     } else if (credentials.funder && credentials.funder.toLowerCase() !== signer.toLowerCase()) {
@@ -65,7 +82,9 @@ export class PolymarketAuth {
       credentials.apiKey && credentials.apiSecret && credentials.apiPassphrase
         ? { apiKey: credentials.apiKey, secret: credentials.apiSecret, passphrase: credentials.apiPassphrase }
         : await this.#derive(privateKey, signer);
-    return { privateKey, signer, maker, signatureType: credentials.signatureType, api };
+    // A deposit wallet signs orders as itself (ERC-1271): its address is the order's signer too.
+    const orderSigner = credentials.signatureType === POLY_1271 ? maker : signer;
+    return { privateKey, signer, maker, orderSigner, signatureType: credentials.signatureType, api };
   }
 
   /** `GET /auth/derive-api-key`, or `POST /auth/api-key` when the wallet has no key yet. */

@@ -1,14 +1,17 @@
 /**
  * Polymarket I/O for public data: Gamma discovery with complete pagination, markets by condition
  * id, CLOB books and prices-history. Every call goes through VenueHttp (budget, timeout, retries);
- * parsing is delegated to the pure normalizers. Pagination never trusts the page size we asked for
- * (a server may cap `limit` lower): offset pages advance by what was returned and end on an empty
- * page; keyset pages end when `next_cursor` is absent. VENUES.md §1.2, §1.3, §1.7.
+ * parsing is delegated to the pure normalizers. Discovery and lookups use Gamma's keyset endpoints
+ * (`/markets/keyset`, `/events/keyset`): the offset lists are deprecated and past their sunset
+ * (VENUES-AUDIT #8) and are used only where keyset is not served, their 422 "offset too large"
+ * ending the walk instead of failing it. Pagination never trusts the page size we asked for (a server
+ * may cap `limit` lower): offset pages advance by what was returned and end on an empty page; keyset
+ * pages end when `next_cursor` is absent. VENUES.md §1.2, §1.3, §1.7.
  */
 import { type Clock, isoFromMs, systemClock } from "../../infra/clock";
 import { VenueError } from "../errors";
 import { VenueHttp, type VenueHttpOptions } from "../http";
-import type { OrderBook, PricePoint, VenueEvent, VenueMarket } from "../model";
+import type { OrderBook, PricePoint, VenueEvent, VenueHistory, VenueMarket } from "../model";
 import { createDataReporter } from "../report";
 import type { MarketQuery, PageProgress, RateLimitSpec } from "../venue";
 import {
@@ -41,10 +44,30 @@ export const RATE_LIMITS = {
   data: { requests: 1_000, windowMs: 10_000 },
 } satisfies Record<string, RateLimitSpec>;
 
-/** Gamma caps (VENUES.md §1.2): offset listing limit ≤ 100 and offset ≤ 10,000; keyset limit ≤ 500. */
+/**
+ * Gamma caps. Offset lists (deprecated): limit ≤ 100 and, third parties report, offset ≤ 10,000 (a 422
+ * "offset too large" was also seen near 23,500; VENUES-AUDIT §4.1, unverified). Keyset: `/markets/keyset`
+ * ≤ 100 a page, `/events/keyset` ≤ 500 (nautilus gamma docs).
+ */
 export const GAMMA_PAGE = 100;
 export const GAMMA_MAX_OFFSET = 10_000;
-export const KEYSET_PAGE = 500;
+export const MARKETS_KEYSET_PAGE = 100;
+export const EVENTS_KEYSET_PAGE = 500;
+
+/**
+ * `/prices-history` limits (VENUES-AUDIT #6; observed by third parties, unverified): one request may
+ * span at most 15 days (`endTs − startTs` ≤ 1,296,000 s, else 400 "'startTs' and 'endTs' interval is
+ * too long"; Jon-Becker/prediction-market-analysis#55 windows at 15 days), and closed or resolved
+ * markets answer empty below 720-minute fidelity (Polymarket/py-clob-client#216).
+ */
+export const HISTORY_WINDOW_MS = 15 * 86_400_000;
+export const CLOSED_HISTORY_FIDELITY = 720;
+const FIDELITY = { "1m": 1, "1h": 60, "1d": 1440 } as const;
+
+/** A Gamma endpoint that is not served at all (404), as opposed to one that refused a request. */
+function notServed(error: unknown): boolean {
+  return error instanceof VenueError && error.kind === "not_found";
+}
 
 /** Pulls `{"error": "..."}` (or `errorMsg`) and an UPPER_CASE code out of a Polymarket error body. */
 export function describePolymarketError(body: unknown): { message?: string; code?: string } {
@@ -80,6 +103,8 @@ export interface MarketMeta extends TokenPair {
   tickSize: number;
   minSize: number;
   negRisk: boolean;
+  /** Open when last listed: closed and resolved markets get history only at coarse fidelity. */
+  open: boolean;
 }
 
 export class PolymarketFetcher {
@@ -131,6 +156,7 @@ export class PolymarketFetcher {
       tickSize: market.tickSize,
       minSize: market.minSize,
       negRisk: market.negRisk,
+      open: market.status === "open",
     };
     this.#meta.set(meta.conditionId, meta);
     this.#tokenToCondition.set(meta.yes, meta.conditionId);
@@ -162,8 +188,10 @@ export class PolymarketFetcher {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Offset pages of a bare-array endpoint. Advances by the rows actually returned, ends on an empty
-   * page, and stops at Gamma's offset cap (returning `capped: true`) instead of erroring there.
+   * Offset pages of a bare-array endpoint (the deprecated lists). Advances by the rows actually
+   * returned, ends on an empty page, and stops at Gamma's offset cap — ours, or the venue's 422
+   * "offset too large, use /markets/keyset" wherever it puts it — returning `capped: true` instead of
+   * failing there.
    */
   async *offsetPages(
     path: string,
@@ -174,9 +202,20 @@ export class PolymarketFetcher {
     let items = 0;
     for (let page = 1; ; page++) {
       if (offset > GAMMA_MAX_OFFSET) return { capped: true };
-      const response = await this.gamma.request("GET", path, {
-        query: { ...query, limit: GAMMA_PAGE, offset },
-      });
+      let response: Awaited<ReturnType<VenueHttp["request"]>>;
+      try {
+        response = await this.gamma.request("GET", path, {
+          query: { ...query, limit: GAMMA_PAGE, offset },
+        });
+      } catch (error) {
+        if (offset > 0 && error instanceof VenueError && error.details.status === 422) {
+          this.report("gamma_offset_cap", `${path} at offset ${offset}: ${error.details.venueMessage ?? ""}`);
+          return { capped: true };
+        }
+        throw error;
+      }
+      const warning = response.headers.get("warning");
+      if (warning) this.report("gamma_deprecated", `${path}: ${warning}`);
       if (!Array.isArray(response.body))
         throw new VenueError("polymarket", "bad_response", `polymarket GET ${path}: expected an array`);
       if (response.body.length === 0) return { capped: false };
@@ -188,13 +227,15 @@ export class PolymarketFetcher {
   }
 
   /**
-   * Keyset pages (`after_cursor` = previous `next_cursor`). The envelope is unverified in VENUES.md
-   * §1.2, so we accept a bare array or an object carrying `events`/`markets`/`data` plus `next_cursor`.
+   * Keyset pages (`after_cursor` = previous `next_cursor`), `pageSize` a page (100 for markets, 500
+   * for events). We accept a bare array or an object carrying `events`/`markets`/`data` plus
+   * `next_cursor`, which is absent on the last page.
    */
   async *keysetPages(
     path: string,
     key: string,
     query: Record<string, string | number | boolean>,
+    pageSize: number,
     progress?: PageProgress,
   ): AsyncGenerator<unknown[], void> {
     let cursor: string | undefined;
@@ -202,22 +243,9 @@ export class PolymarketFetcher {
     let items = 0;
     for (let page = 1; ; page++) {
       const response = await this.gamma.request("GET", path, {
-        query: { ...query, limit: KEYSET_PAGE, after_cursor: cursor },
+        query: { ...query, limit: pageSize, after_cursor: cursor },
       });
-      const body = response.body;
-      let rows: unknown;
-      let next: unknown;
-      if (Array.isArray(body)) rows = body;
-      else if (isObject(body)) {
-        rows = body[key] ?? body.data;
-        next = body.next_cursor;
-      }
-      if (!Array.isArray(rows))
-        throw new VenueError(
-          "polymarket",
-          "bad_response",
-          `polymarket GET ${path}: no ${key} array in the page`,
-        );
+      const { rows, next } = keysetPage(response.body, key, path);
       items += rows.length;
       progress?.({ page, items });
       if (rows.length > 0) yield rows;
@@ -256,7 +284,13 @@ export class PolymarketFetcher {
   async *#eventRows(query: { closed: boolean }, progress?: PageProgress): AsyncGenerator<unknown> {
     let started = false;
     try {
-      for await (const page of this.keysetPages("/events/keyset", "events", query, progress)) {
+      for await (const page of this.keysetPages(
+        "/events/keyset",
+        "events",
+        query,
+        EVENTS_KEYSET_PAGE,
+        progress,
+      )) {
         started = true;
         yield* page;
       }
@@ -286,46 +320,85 @@ export class PolymarketFetcher {
     }
     const markets = new Map<string, VenueMarket>();
     for (const closed of closedFlags(query.status)) {
-      // `closed` is always sent: /markets otherwise applies an implicit closed=false.
-      const pages = this.offsetPages("/markets", { closed, order: "id", ascending: true }, progress);
-      let step = await pages.next();
-      while (!step.done) {
-        for (const raw of step.value) {
-          const m = this.#market(raw);
-          if (m && wanted(m)) markets.set(m.id, m);
-        }
-        step = await pages.next();
-      }
-      if (step.value.capped) {
-        // Past Gamma's offset cap: finish through the keyset event listing, which has none.
-        this.log.info(
-          { venue: "polymarket", markets: markets.size },
-          "polymarket: offset cap reached; using keyset",
-        );
-        for await (const raw of this.#eventRows({ closed })) {
-          if (!isObject(raw) || !Array.isArray(raw.markets)) continue;
-          const eventId =
-            typeof raw.id === "string" || typeof raw.id === "number" ? `polymarket:${raw.id}` : undefined;
-          for (const rawMarket of raw.markets) {
-            const m = this.#market(rawMarket, eventId);
-            if (m && wanted(m) && !markets.has(m.id)) markets.set(m.id, m);
-          }
-        }
+      // `closed` is always sent: the legacy /markets applies an implicit closed=false, and whether
+      // keyset does is not documented.
+      for await (const row of this.#marketRows({ closed }, progress)) {
+        const m = this.#market(row.raw, row.eventId);
+        // A market seen in the market listing keeps that row; the event listing only adds missing ones.
+        if (m && wanted(m) && !(row.eventId !== undefined && markets.has(m.id))) markets.set(m.id, m);
       }
     }
     return [...markets.values()];
+  }
+
+  /**
+   * Every market row: `/markets/keyset` pages. Where keyset is not served (404), the deprecated offset
+   * list, which stops at Gamma's offset cap (or its 422) and is finished through the keyset event
+   * listing, whose markets carry their event id.
+   */
+  async *#marketRows(
+    query: { closed: boolean },
+    progress?: PageProgress,
+  ): AsyncGenerator<{ raw: unknown; eventId?: string }> {
+    let started = false;
+    try {
+      for await (const page of this.keysetPages(
+        "/markets/keyset",
+        "markets",
+        query,
+        MARKETS_KEYSET_PAGE,
+        progress,
+      )) {
+        started = true;
+        for (const raw of page) yield { raw };
+      }
+      return;
+    } catch (error) {
+      if (started || !notServed(error)) throw error;
+      this.report("markets_keyset_unavailable", (error as Error).message);
+    }
+    const pages = this.offsetPages("/markets", { ...query, order: "id", ascending: true }, progress);
+    let step = await pages.next();
+    while (!step.done) {
+      for (const raw of step.value) yield { raw };
+      step = await pages.next();
+    }
+    if (!step.value.capped) return;
+    // Past Gamma's offset cap: finish through the keyset event listing, which has none.
+    this.log.info({ venue: "polymarket" }, "polymarket: offset cap reached; using keyset");
+    for await (const raw of this.#eventRows(query)) {
+      if (!isObject(raw) || !Array.isArray(raw.markets)) continue;
+      const eventId =
+        typeof raw.id === "string" || typeof raw.id === "number" ? `polymarket:${raw.id}` : undefined;
+      for (const rawMarket of raw.markets) yield eventId ? { raw: rawMarket, eventId } : { raw: rawMarket };
+    }
+  }
+
+  /**
+   * Gamma markets matching an id filter (`condition_ids`, `clob_token_ids`), open or closed ones:
+   * `/markets/keyset`, or the deprecated `/markets` list where keyset is not served (404).
+   */
+  async #lookup(filter: Record<string, string>, closed: boolean): Promise<unknown[]> {
+    try {
+      const response = await this.gamma.request("GET", "/markets/keyset", {
+        query: { ...filter, closed, limit: MARKETS_KEYSET_PAGE },
+      });
+      return keysetPage(response.body, "markets", "/markets/keyset").rows;
+    } catch (error) {
+      if (!notServed(error)) throw error;
+    }
+    const response = await this.gamma.request("GET", "/markets", { query: { ...filter, closed } });
+    if (!Array.isArray(response.body))
+      throw new VenueError("polymarket", "bad_response", "polymarket GET /markets: expected an array");
+    return response.body;
   }
 
   /** One market by our id, open or not (VENUES.md §1.2 gotcha: closed must be asked for). */
   async getMarket(marketId: string): Promise<VenueMarket> {
     const conditionId = conditionIdOf(marketId);
     for (const closed of [false, true]) {
-      const response = await this.gamma.request("GET", "/markets", {
-        query: { condition_ids: conditionId, closed },
-      });
-      if (!Array.isArray(response.body))
-        throw new VenueError("polymarket", "bad_response", "polymarket GET /markets: expected an array");
-      const raw = response.body.find(
+      const rows = await this.#lookup({ condition_ids: conditionId }, closed);
+      const raw = rows.find(
         (m) =>
           isObject(m) && typeof m.conditionId === "string" && m.conditionId.toLowerCase() === conditionId,
       );
@@ -336,6 +409,12 @@ export class PolymarketFetcher {
       }
     }
     throw new VenueError("polymarket", "not_found", `polymarket market ${conditionId} not found`);
+  }
+
+  /** A status learnt elsewhere (the feed's `market_resolved`), so the cached `open` stays right. */
+  noteStatus(marketId: string, status: VenueMarket["status"]): void {
+    const meta = this.#meta.get(conditionIdOf(marketId));
+    if (meta) meta.open = status === "open";
   }
 
   async meta(marketId: string): Promise<MarketMeta> {
@@ -355,10 +434,7 @@ export class PolymarketFetcher {
       if (cid) await this.getMarket(`polymarket:${cid}`);
       else {
         for (const closed of [false, true]) {
-          const response = await this.gamma.request("GET", "/markets", {
-            query: { clob_token_ids: tokenId, closed },
-          });
-          for (const raw of Array.isArray(response.body) ? response.body : []) this.#market(raw);
+          for (const raw of await this.#lookup({ clob_token_ids: tokenId }, closed)) this.#market(raw);
           cid = this.#tokenToCondition.get(tokenId);
           if (cid) break;
         }
@@ -390,21 +466,79 @@ export class PolymarketFetcher {
     });
   }
 
+  /**
+   * The YES token's price points for [start, end) (VENUES.md §1.3, VENUES-AUDIT #6), asked in windows
+   * of at most 15 days, each point kept only inside its window (a live market's answer has been seen
+   * to append the current price past `endTs`). A closed or resolved market answers empty below
+   * 720-minute fidelity: when a finer window of one comes back empty, it and the rest are asked at 720
+   * minutes, the first one reaching one step earlier so the price in force at the start is known (it
+   * is stamped at the start), and the answer says the points are that coarse.
+   */
   async getPriceHistory(
     marketId: string,
     options: { interval: "1m" | "1h" | "1d"; start: string; end: string },
-  ): Promise<PricePoint[]> {
+  ): Promise<VenueHistory> {
     const meta = await this.meta(marketId);
-    const startTs = Math.floor(Date.parse(options.start) / 1000);
-    const endTs = Math.floor(Date.parse(options.end) / 1000);
-    if (!Number.isFinite(startTs) || !Number.isFinite(endTs))
+    const start = Date.parse(options.start);
+    const end = Date.parse(options.end);
+    if (!Number.isFinite(start) || !Number.isFinite(end))
       throw new VenueError("polymarket", "rejected", "price history needs ISO start and end");
-    const fidelity = { "1m": 1, "1h": 60, "1d": 1440 }[options.interval];
-    const response = await this.clob.request("GET", "/prices-history", {
-      query: { market: meta.yes, startTs, endTs, fidelity },
-    });
-    return normalizePriceHistory(response.body, meta.yes, this.report);
+    const asked = FIDELITY[options.interval];
+    let fidelity: number = asked;
+    let lookBack = false;
+    const points: PricePoint[] = [];
+    for (let a = start; a < end; ) {
+      const from = lookBack ? a - fidelity * 60_000 : a;
+      const b = Math.min(end, from + HISTORY_WINDOW_MS);
+      const got = await this.#historyWindow(meta.yes, from, b, fidelity);
+      if (got.length === 0 && !meta.open && fidelity < CLOSED_HISTORY_FIDELITY) {
+        fidelity = CLOSED_HISTORY_FIDELITY;
+        lookBack = true;
+        continue;
+      }
+      let before: PricePoint | undefined;
+      let first = true;
+      for (const point of got) {
+        const at = Date.parse(point.timestamp);
+        if (at < a) before = point;
+        else if (at < b) {
+          if (first && before && at > a) points.push({ timestamp: isoFromMs(a), price: before.price });
+          first = false;
+          points.push(point);
+        }
+      }
+      if (first && before) points.push({ timestamp: isoFromMs(a), price: before.price });
+      lookBack = false;
+      a = b;
+    }
+    return fidelity > asked ? { series: points, coarserMinutes: fidelity } : { series: points };
   }
+
+  async #historyWindow(token: string, from: number, to: number, fidelity: number): Promise<PricePoint[]> {
+    const response = await this.clob.request("GET", "/prices-history", {
+      query: {
+        market: token,
+        startTs: Math.floor(from / 1000),
+        endTs: Math.floor(to / 1000),
+        fidelity,
+      },
+    });
+    return normalizePriceHistory(response.body, token, this.report);
+  }
+}
+
+/** Rows and cursor of one keyset page: a bare array, or `{[key] | data, next_cursor?}`. */
+function keysetPage(body: unknown, key: string, path: string): { rows: unknown[]; next: unknown } {
+  let rows: unknown;
+  let next: unknown;
+  if (Array.isArray(body)) rows = body;
+  else if (isObject(body)) {
+    rows = body[key] ?? body.data;
+    next = body.next_cursor;
+  }
+  if (!Array.isArray(rows))
+    throw new VenueError("polymarket", "bad_response", `polymarket GET ${path}: no ${key} array in the page`);
+  return { rows, next };
 }
 
 function closedFlags(status: MarketQuery["status"]): boolean[] {

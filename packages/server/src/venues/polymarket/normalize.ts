@@ -16,6 +16,7 @@
  * - A market that cannot be parsed throws `PolymarketParseError` naming its id; the caller logs and
  *   skips it. Unknown enum values and missing optional fields go through `report(kind, detail)`.
  */
+import { type FeeSchedule, POLYMARKET_FREE, polymarketSchedule } from "@crossbook/fees";
 import { isoFromMs } from "../../infra/clock";
 import { MICROS, type Micros, parseMicros } from "../decimal";
 import { VenueError } from "../errors";
@@ -229,6 +230,16 @@ export function normalizeGammaMarket(raw: unknown, ctx: GammaContext): VenueMark
   const bestBid = open && firstIsYes ? price01(raw.bestBid) : null;
   const bestAsk = open && firstIsYes ? price01(raw.bestAsk) : null;
   const lastPrice = yesPrice ?? (firstIsYes ? price01(raw.lastTradePrice) : null);
+  // `oneDayPriceChange` is unlabelled too, and a change of the displayed price (unverified which of
+  // the outcome price and the last trade it follows; we take the outcome price): the price 24 h ago is
+  // the YES price minus it. A result outside 0..1 is reported and dropped.
+  let price24hAgo: Micros | null = null;
+  const dayChange = firstIsYes ? micros(raw.oneDayPriceChange) : undefined;
+  if (dayChange !== undefined && lastPrice !== null) {
+    const then = lastPrice - dayChange;
+    if (then >= 0 && then <= MICROS) price24hAgo = then;
+    else report("bad_one_day_price_change", `${name}: ${String(raw.oneDayPriceChange)}`);
+  }
 
   let eventId = ctx.eventId ?? null;
   if (eventId === null && Array.isArray(raw.events) && isObject(raw.events[0])) {
@@ -263,11 +274,61 @@ export function normalizeGammaMarket(raw: unknown, ctx: GammaContext): VenueMark
     lastPrice,
     bestBid,
     bestAsk,
+    price24hAgo,
     negRisk: raw.negRisk === true,
-    feeRateBps:
-      raw.feesEnabled === false ? 0 : typeof raw.takerBaseFee === "number" ? raw.takerBaseFee : null,
+    fees: gammaFeeSchedule(raw, report, name),
     updatedAt: iso(raw.updatedAt, report, "updatedAt") ?? ctx.now,
   };
+}
+
+/**
+ * A Gamma market's fee schedule: `feeSchedule {rate, exponent, takerOnly}` with `takerBaseFee` as the
+ * cap (bps, 1000 on fee-enabled markets: a cap, not the rate charged). `feesEnabled: false`, or no
+ * schedule and a base fee of 0, is a fee-free market; fees on without a schedule is unknown (null).
+ * docs.polymarket.com/trading/fees; VENUES-AUDIT #1.
+ */
+export function gammaFeeSchedule(raw: Json, report: Report, name: string): FeeSchedule | null {
+  if (raw.feesEnabled === false) return POLYMARKET_FREE;
+  const cap = decimal(raw.takerBaseFee);
+  const schedule = isObject(raw.feeSchedule) ? raw.feeSchedule : undefined;
+  const rate = schedule ? decimal(schedule.rate) : undefined;
+  const exponent = schedule ? decimal(schedule.exponent) : undefined;
+  if (rate !== undefined && exponent !== undefined && rate >= 0 && exponent >= 0) {
+    return polymarketSchedule({
+      rate,
+      exponent,
+      takerOnly: schedule!.takerOnly !== false,
+      capBps: cap ?? null,
+    });
+  }
+  if (schedule) report("bad_fee_schedule", `${name}: ${JSON.stringify(schedule)}`);
+  if (cap === 0 && (decimal(raw.makerBaseFee) ?? 0) === 0) return POLYMARKET_FREE;
+  return null;
+}
+
+/**
+ * The fee schedule in the CLOB's compact market info (`GET /clob-markets/{condition_id}`): `fd {r, e,
+ * to}` and the cap `tbf`, as clob-client-v2 reads them (`getClobMarketInfo`); no `fd` is a fee-free
+ * market there. Null when the body is not market info.
+ */
+export function clobFeeSchedule(raw: unknown): FeeSchedule | null {
+  if (!isObject(raw) || !Array.isArray(raw.t)) return null;
+  const fd = isObject(raw.fd) ? raw.fd : {};
+  const rate = decimal(fd.r) ?? 0;
+  const exponent = decimal(fd.e) ?? 0;
+  if (rate < 0 || exponent < 0) return null;
+  return polymarketSchedule({ rate, exponent, takerOnly: fd.to !== false, capBps: decimal(raw.tbf) ?? null });
+}
+
+/** A plain number, or a decimal string ("0.05"): fee parameters are rates, not money. */
+function decimal(value: unknown): number | undefined {
+  const n =
+    typeof value === "number"
+      ? value
+      : typeof value === "string" && value.trim() !== ""
+        ? Number(value)
+        : Number.NaN;
+  return Number.isFinite(n) ? n : undefined;
 }
 
 function price01(value: unknown): Micros | null {

@@ -1,10 +1,12 @@
 /**
  * Polymarket signing, kept free of I/O so it can be checked against known-answer vectors:
  * L1 EIP-712 `ClobAuth` (create/derive API keys), L2 HMAC-SHA256 request headers, and the CLOB V2
- * EIP-712 order (struct, domain, 6-decimal amounts). VENUES.md §1.5 and §1.6.
+ * EIP-712 order (struct, domain per chain, 6-decimal amounts, the FAK/FOK precision rule, and the
+ * ERC-7739 wrapped signature of POLY_1271 deposit wallets). VENUES.md §1.5 and §1.6; the wallet
+ * and precision facts are in this folder's README with their sources.
  */
 import { createHmac } from "node:crypto";
-import { type Hex, hashTypedData } from "viem";
+import { concat, domainSeparator, type Hex, hashStruct, hashTypedData, numberToHex, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { MICROS, type Micros } from "../decimal";
 
@@ -107,6 +109,23 @@ export const EXCHANGES = {
   v3: "0xe3333700cA9d93003F00f0F71f8515005F6c00Aa",
 } as const satisfies Record<string, Hex>;
 
+/**
+ * Verifying contracts per chain (clob-client-v2 1.1.0 `config.js`): Amoy (80002) shares the V2
+ * exchanges with Polygon but has its own ExchangeV3.
+ */
+export const EXCHANGES_BY_CHAIN: Record<number, { v2: Hex; negRiskV2: Hex; v3: Hex }> = {
+  137: EXCHANGES,
+  80002: {
+    v2: EXCHANGES.v2,
+    negRiskV2: EXCHANGES.negRiskV2,
+    v3: "0x9fE6e61422AdB6F610d8597F9684b16912D50C3D",
+  },
+};
+
+/** 0 EOA, 1 POLY_PROXY, 2 POLY_GNOSIS_SAFE, 3 POLY_1271 (deposit wallet). */
+export type SignatureType = 0 | 1 | 2 | 3;
+export const POLY_1271 = 3;
+
 export const ZERO_BYTES32: Hex = `0x${"0".repeat(64)}`;
 
 /** Field order matters: it is the EIP-712 type string `Order(uint256 salt,address maker,...)`. */
@@ -133,9 +152,14 @@ export interface OrderDomain {
   verifyingContract: Hex;
 }
 
-/** Domain for exchange version `version` (from `GET /version`); V3 has no separate neg-risk exchange. */
+/**
+ * Domain for exchange version `version` (from `GET /version`) on `chainId`; V3 has no separate
+ * neg-risk exchange. A chain without known contracts is refused rather than signed for Polygon.
+ */
 export function orderDomain(version: number, negRisk: boolean, chainId = 137): OrderDomain {
-  const verifyingContract = version >= 3 ? EXCHANGES.v3 : negRisk ? EXCHANGES.negRiskV2 : EXCHANGES.v2;
+  const exchanges = EXCHANGES_BY_CHAIN[chainId];
+  if (!exchanges) throw new Error(`no Polymarket exchange contracts known for chain ${chainId}`);
+  const verifyingContract = version >= 3 ? exchanges.v3 : negRisk ? exchanges.negRiskV2 : exchanges.v2;
   return { name: "Polymarket CTF Exchange", version: String(version), chainId, verifyingContract };
 }
 
@@ -148,7 +172,7 @@ export interface OrderStruct {
   takerAmount: bigint;
   /** 0 BUY, 1 SELL. */
   side: 0 | 1;
-  signatureType: 0 | 1 | 2;
+  signatureType: SignatureType;
   /** ms since epoch. */
   timestamp: bigint;
   metadata: Hex;
@@ -163,8 +187,57 @@ export function orderHash(order: OrderStruct, domain: OrderDomain): Hex {
   return hashTypedData(orderTypedData(order, domain));
 }
 
+/** The EIP-712 type string of `Order`, which a POLY_1271 signature carries verbatim. */
+export const ORDER_TYPE_STRING =
+  "Order(uint256 salt,address maker,address signer,uint256 tokenId,uint256 makerAmount,uint256 takerAmount," +
+  "uint8 side,uint8 signatureType,uint256 timestamp,bytes32 metadata,bytes32 builder)";
+
+/** ERC-7739 `TypedDataSign` wrapping the order, as the deposit wallet re-hashes it (its own domain fields). */
+const TYPED_DATA_SIGN_TYPES = {
+  TypedDataSign: [
+    { name: "contents", type: "Order" },
+    { name: "name", type: "string" },
+    { name: "version", type: "string" },
+    { name: "chainId", type: "uint256" },
+    { name: "verifyingContract", type: "address" },
+    { name: "salt", type: "bytes32" },
+  ],
+  Order: ORDER_TYPES.Order,
+} as const;
+
+/** The deposit wallet's own EIP-712 domain name and version (clob-client-v2 1.1.0). */
+export const DEPOSIT_WALLET_DOMAIN = { name: "DepositWallet", version: "1" } as const;
+
+/**
+ * The order signature. Types 0–2: the EOA's EIP-712 signature of the order. Type 3 (POLY_1271):
+ * the exchange asks the deposit wallet (the order's `signer`) through ERC-1271, so the owner signs
+ * an ERC-7739 `TypedDataSign` nesting the order under the wallet's own domain fields, and the
+ * wallet gets what it needs to check that against the order's hash: owner signature (65 bytes) ‖
+ * exchange domain separator ‖ order struct hash ‖ the `Order` type string ‖ its length (uint16).
+ */
 export async function signOrder(privateKey: Hex, order: OrderStruct, domain: OrderDomain): Promise<Hex> {
-  return privateKeyToAccount(privateKey).signTypedData(orderTypedData(order, domain));
+  const account = privateKeyToAccount(privateKey);
+  if (order.signatureType !== POLY_1271) return account.signTypedData(orderTypedData(order, domain));
+  const inner = await account.signTypedData({
+    domain,
+    types: TYPED_DATA_SIGN_TYPES,
+    primaryType: "TypedDataSign",
+    message: {
+      contents: order,
+      ...DEPOSIT_WALLET_DOMAIN,
+      chainId: BigInt(domain.chainId),
+      verifyingContract: order.signer,
+      salt: ZERO_BYTES32,
+    },
+  });
+  const typeString = toHex(ORDER_TYPE_STRING);
+  return concat([
+    inner,
+    domainSeparator({ domain }),
+    hashStruct({ data: order, primaryType: "Order", types: ORDER_TYPES }),
+    typeString,
+    numberToHex(ORDER_TYPE_STRING.length, { size: 2 }),
+  ]);
 }
 
 /** Per-tick rounding (price / size / amount decimals), VENUES.md §1.6 "Amounts". */
@@ -180,7 +253,26 @@ export const TICK_ROUNDING: Record<number, { price: number; size: number; amount
 export type AmountProblem =
   | { kind: "tick"; message: string }
   | { kind: "size"; message: string }
-  | { kind: "min_size"; message: string };
+  | { kind: "min_size"; message: string }
+  | { kind: "precision"; message: string };
+
+/** Price on the tick within [tick, 1 − tick], size positive on the tick's size decimals. */
+function priceAndSizeProblem(price: Micros, size: Micros, tickSize: Micros): AmountProblem | undefined {
+  const rounding = TICK_ROUNDING[tickSize];
+  if (!rounding) return { kind: "tick", message: `unsupported tick size ${tickSize / MICROS}` };
+  if (price % tickSize !== 0 || price < tickSize || price > MICROS - tickSize)
+    return {
+      kind: "tick",
+      message: `price ${price / MICROS} is not on tick ${tickSize / MICROS} within [${tickSize / MICROS}, ${(MICROS - tickSize) / MICROS}]`,
+    };
+  const sizeStep = 10 ** (6 - rounding.size);
+  if (size <= 0 || size % sizeStep !== 0)
+    return {
+      kind: "size",
+      message: `size ${size / MICROS} must be positive with at most ${rounding.size} decimals`,
+    };
+  return undefined;
+}
 
 /**
  * 6-decimal maker/taker amounts of a limit order (pUSD and shares are both 6-decimal, exactly our
@@ -195,19 +287,8 @@ export function orderAmounts(
   market: { tickSize: Micros; minSize: Micros },
 ): { makerAmount: bigint; takerAmount: bigint } | AmountProblem {
   const { tickSize, minSize } = market;
-  const rounding = TICK_ROUNDING[tickSize];
-  if (!rounding) return { kind: "tick", message: `unsupported tick size ${tickSize / MICROS}` };
-  if (price % tickSize !== 0 || price < tickSize || price > MICROS - tickSize)
-    return {
-      kind: "tick",
-      message: `price ${price / MICROS} is not on tick ${tickSize / MICROS} within [${tickSize / MICROS}, ${(MICROS - tickSize) / MICROS}]`,
-    };
-  const sizeStep = 10 ** (6 - rounding.size);
-  if (size <= 0 || size % sizeStep !== 0)
-    return {
-      kind: "size",
-      message: `size ${size / MICROS} must be positive with at most ${rounding.size} decimals`,
-    };
+  const problem = priceAndSizeProblem(price, size, tickSize);
+  if (problem) return problem;
   if (size < minSize)
     return { kind: "min_size", message: `size ${size / MICROS} is below the minimum ${minSize / MICROS}` };
   const shares = BigInt(size);
@@ -216,6 +297,62 @@ export function orderAmounts(
   return side === "buy"
     ? { makerAmount: cash, takerAmount: shares }
     : { makerAmount: shares, takerAmount: cash };
+}
+
+/** FAK/FOK amounts: the maker amount at most 2 decimals, the taker amount at most 4, whatever the tick. */
+export const IMMEDIATE_MAKER_DECIMALS = 2;
+export const IMMEDIATE_TAKER_DECIMALS = 4;
+
+export interface ImmediateAmounts {
+  makerAmount: bigint;
+  takerAmount: bigint;
+  /** Shares the signed order is for: below the request's size when a BUY had to be rounded down. */
+  size: Micros;
+}
+
+/**
+ * Amounts of an immediate (FAK/FOK) order. The CLOB takes these only with the maker amount on 2
+ * decimals and the taker amount on 4 (README "Order precision"), which `size × price` often is not
+ * (7 × 0.533 = 3.731). So the amounts are rounded down, as the official client rounds its market
+ * orders: a BUY pays the cost rounded down to the cent for the shares that cost buys at the limit,
+ * rounded down to 4 decimals (fewer shares than asked: `size` says how many); a SELL sells every
+ * share asked for and asks the proceeds rounded down to 4 decimals. Either way the implied price
+ * moves towards the book by less than one tick, so no level beyond the limit can match; an order
+ * too small for that to hold (or rounded to nothing) is refused instead.
+ */
+export function immediateOrderAmounts(
+  side: "buy" | "sell",
+  price: Micros,
+  size: Micros,
+  market: { tickSize: Micros },
+): ImmediateAmounts | AmountProblem {
+  const { tickSize } = market;
+  const problem = priceAndSizeProblem(price, size, tickSize);
+  if (problem) return problem;
+  const M = BigInt(MICROS);
+  const p = BigInt(price);
+  const tick = BigInt(tickSize);
+  const makerStep = 10n ** BigInt(6 - IMMEDIATE_MAKER_DECIMALS);
+  const takerStep = 10n ** BigInt(6 - IMMEDIATE_TAKER_DECIMALS);
+  const tooSmall: AmountProblem = {
+    kind: "precision",
+    message:
+      `${size / MICROS} @ ${price / MICROS} is too small for Polymarket's FAK/FOK precision ` +
+      `(cash to ${side === "buy" ? IMMEDIATE_MAKER_DECIMALS : IMMEDIATE_TAKER_DECIMALS} decimals, ` +
+      `shares to ${side === "buy" ? IMMEDIATE_TAKER_DECIMALS : IMMEDIATE_MAKER_DECIMALS}) without moving the price by a tick`,
+  };
+  if (side === "buy") {
+    const cash = ((BigInt(size) * p) / M / makerStep) * makerStep;
+    const shares = ((cash * M) / p / takerStep) * takerStep;
+    // Implied price cash / shares is at least the limit; it must stay below the next tick.
+    if (cash <= 0n || shares <= 0n || cash * M >= (p + tick) * shares) return tooSmall;
+    return { makerAmount: cash, takerAmount: shares, size: Number(shares) };
+  }
+  const shares = BigInt(size);
+  const cash = ((shares * p) / M / takerStep) * takerStep;
+  // Implied price cash / shares is at most the limit; it must stay above the tick below.
+  if (cash <= 0n || cash * M <= (p - tick) * shares) return tooSmall;
+  return { makerAmount: shares, takerAmount: cash, size };
 }
 
 /** The `order` object of `POST /order` (VENUES.md §1.6): salt a JSON number, big numbers as strings. */

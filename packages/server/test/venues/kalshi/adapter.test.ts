@@ -180,6 +180,56 @@ describe("discovery", () => {
     expect(market?.settlementSource).toBe("Federal Reserve (https://www.federalreserve.gov/)");
   });
 
+  it("learns each market's fees from its series (one GET /series, then only what changed) and event overrides", async () => {
+    const events = fixture<{ events: Array<Record<string, unknown>> }>("events-page.json").events;
+    // The second event overrides its series' fee (SDK 3.30 EventData.fee_type_override).
+    const withOverride = [events[0], { ...events[1], fee_type_override: "flat", fee_multiplier_override: 2 }];
+    routes["GET /events"] = () => ({ body: { events: withOverride, cursor: "" } });
+    routes["GET /series"] = () => ({
+      body: {
+        series: [
+          { ticker: "KXFEDDECISION", fee_type: "quadratic_with_maker_fees", fee_multiplier: 1 },
+          { ticker: "KXHIGHNY", fee_type: "quadratic", fee_multiplier: 0.5 },
+        ],
+      },
+    });
+    routes["GET /markets"] = () => ({
+      body: {
+        markets: [marketsPage()[0], { ...marketsPage()[4], event_ticker: "KXHIGHNY-26NOV23" }],
+        cursor: "",
+      },
+    });
+    let now = Date.parse("2026-11-22T12:00:00Z");
+    const v = venue({ clock: { now: () => now } });
+    await v.listEvents({ status: "open" });
+    const markets = await v.listMarkets({ status: "open" });
+    expect(markets[0]?.fees).toMatchObject({
+      feeType: "quadratic_with_maker_fees",
+      multiplier: 1,
+      rate: 0.07,
+    });
+    expect(markets[1]?.fees).toMatchObject({ feeType: "flat", multiplier: 2 });
+    // The next sync asks only for the series updated since (min_updated_ts, unix seconds).
+    now += 5 * 60_000;
+    await v.listEvents({ status: "open" });
+    expect(calls("/series").map((c) => c.query)).toEqual([
+      {},
+      { min_updated_ts: String(Date.parse("2026-11-22T12:00:00Z") / 1000 - 60) },
+    ]);
+    // A market whose series no listing showed: that one series is read.
+    routes["GET /markets/KXNEW-1"] = () => ({
+      body: { market: { ...marketsPage()[0], ticker: "KXNEW-1", event_ticker: "KXNEW-E" } },
+    });
+    routes["GET /events/KXNEW-E"] = () => ({
+      body: { event: { event_ticker: "KXNEW-E", series_ticker: "KXNEW" } },
+    });
+    routes["GET /series/KXNEW"] = () => ({
+      body: { series: { ticker: "KXNEW", fee_type: "quadratic_with_combo_maker_fees", fee_multiplier: 1 } },
+    });
+    const single = await v.getMarket("kalshi:KXNEW-1");
+    expect(single.fees).toMatchObject({ feeType: "quadratic_with_combo_maker_fees", makerRate: 0.035 });
+  });
+
   it("gets one market by our id or ticker, with its event's settlement source", async () => {
     routes["GET /markets/KXFEDDECISION-26DEC-H0"] = () => ({ body: { market: marketsPage()[0] } });
     routes["GET /events/KXFEDDECISION-26DEC"] = () => ({ body: fixture("event.json") });
@@ -325,37 +375,56 @@ describe("account", () => {
     });
   });
 
-  it("auto mode falls back to the legacy shape when the current endpoint is missing, and remembers", async () => {
+  it("order entry is V2 only: a 404 from create is the venue's refusal, never a switch to /portfolio/orders", async () => {
+    routes["POST /portfolio/events/orders"] = () => ({
+      status: 404,
+      body: { error: { code: "market_not_found", message: "market not found" } },
+    });
     routes["POST /portfolio/orders"] = () => ({ status: 201, body: fixture("order.json") });
     const v = venue();
-    const placed = await v.placeOrder(credentials, order);
-    expect(placed).toMatchObject({
-      venueOrderId: "ee6d2c0e-7e0a-4d6b-9d1b-2f5a2e6b9c01",
-      outcome: "no",
-      side: "buy",
-    });
-    expect(JSON.parse(calls("/portfolio/orders")[0]!.body)).toMatchObject({
-      side: "no",
-      action: "buy",
-      no_price_dollars: "0.5800",
-      count: 10,
-      count_fp: "10.00",
-    });
-    await v.placeOrder(credentials, order);
-    expect(calls("/portfolio/events/orders")).toHaveLength(1);
-    expect(calls("/portfolio/orders")).toHaveLength(2);
+    await expect(v.placeOrder(credentials, order)).rejects.toMatchObject({ kind: "not_found" });
+    await expect(v.placeOrder(credentials, order)).rejects.toMatchObject({ kind: "not_found" });
+    expect(calls("/portfolio/events/orders")).toHaveLength(2);
+    expect(calls("/portfolio/orders")).toHaveLength(0);
   });
 
-  it("orderApi: legacy goes straight to /portfolio/orders; current never falls back", async () => {
-    routes["POST /portfolio/orders"] = () => ({ status: 201, body: fixture("order.json") });
-    await venue({ orderApi: "legacy" }).placeOrder(credentials, order);
-    expect(calls("/portfolio/events/orders")).toHaveLength(0);
-    await expect(venue({ orderApi: "current" }).placeOrder(credentials, order)).rejects.toMatchObject({
+  it("a cancel that raced a fill (DELETE 404) is 'no longer resting', and every later order still goes to V2", async () => {
+    const id = "ee6d2c0e-7e0a-4d6b-9d1b-2f5a2e6b9c01";
+    routes[`GET /portfolio/orders/${id}`] = () => ({ body: fixture("order.json") }); // still resting
+    routes[`DELETE /portfolio/events/orders/${id}`] = () => ({
+      status: 404,
+      body: { error: { code: "not_found", message: "order not found" } },
+    });
+    routes["POST /portfolio/events/orders"] = () => ({
+      status: 201,
+      body: fixture("v2-create-response.json"),
+    });
+    const v = venue();
+    await expect(v.cancelOrder(credentials, id)).rejects.toMatchObject({
       kind: "not_found",
+      message: expect.stringContaining("no longer resting"),
     });
+    // Another user's order, after that 404: still the V2 endpoint, nothing to the dead legacy one.
+    const other: VenueCredentials = { ...credentials };
+    const placed = await v.placeOrder(other, { ...order, clientOrderId: "cid-2" });
+    expect(placed.venueOrderId).toBe("v2-order-1");
+    expect(calls("/portfolio/events/orders")).toHaveLength(1);
+    expect(seen.filter((c) => c.path === `${PREFIX}/portfolio/orders` || c.method === "DELETE")).toEqual([
+      expect.objectContaining({ method: "DELETE", path: `${PREFIX}/portfolio/events/orders/${id}` }),
+    ]);
   });
 
-  it("cancels (current shape reads the order for its market first; legacy returns the order)", async () => {
+  it("an order the venue already closed is not sent a cancel: refused as no longer resting", async () => {
+    const id = "o-legacy";
+    routes[`GET /portfolio/orders/${id}`] = () => ({ body: fixture("order-legacy-only.json") }); // executed
+    await expect(venue().cancelOrder(credentials, id)).rejects.toMatchObject({
+      kind: "not_found",
+      message: expect.stringContaining("(filled)"),
+    });
+    expect(seen.filter((c) => c.method === "DELETE")).toHaveLength(0);
+  });
+
+  it("cancels on the V2 endpoint with the order's market read first", async () => {
     const id = "ee6d2c0e-7e0a-4d6b-9d1b-2f5a2e6b9c01";
     routes[`GET /portfolio/orders/${id}`] = () => ({ body: fixture("order.json") });
     routes[`DELETE /portfolio/events/orders/${id}`] = () => ({ body: fixture("v2-cancel-response.json") });
@@ -363,14 +432,6 @@ describe("account", () => {
     expect(cancelled).toMatchObject({ venueOrderId: id, status: "cancelled", filledSize: 2_000_000 });
     expect(calls(`/portfolio/events/orders/${id}`)[0]?.query).toEqual({
       market_ticker: "KXFEDDECISION-26DEC-H0",
-    });
-
-    const legacyOrder = fixture<{ order: Record<string, unknown> }>("order.json").order;
-    routes[`DELETE /portfolio/orders/${id}`] = () => ({
-      body: { order: { ...legacyOrder, status: "canceled" }, reduced_by_fp: "8.00" },
-    });
-    expect(await venue({ orderApi: "legacy" }).cancelOrder(credentials, id)).toMatchObject({
-      status: "cancelled",
     });
   });
 
@@ -406,6 +467,118 @@ describe("account", () => {
       ["kalshi:KXCPI-26OCT-T0.3", "no", 3_000_000],
     ]);
     expect(await v.getBalance(credentials)).toBe(1_000_000_000);
-    for (const s of seen) expect(s.headers["kalshi-access-key"]).toBe("key-123");
+    // Every account call is signed (the public historical cutoff needs no key).
+    for (const s of seen.filter((c) => !c.path.endsWith("/historical/cutoff")))
+      expect(s.headers["kalshi-access-key"]).toBe("key-123");
+  });
+});
+
+describe("historical tier (past Kalshi's cutoff)", () => {
+  const archived = () => ({ ...marketsPage()[2], ticker: "KXOLD-25JAN-T1", event_ticker: "KXOLD-25JAN" });
+
+  it("a market the live endpoint no longer has is read from /historical/markets/{ticker}", async () => {
+    routes["GET /historical/markets/KXOLD-25JAN-T1"] = () => ({ body: { market: archived() } });
+    routes["GET /events/KXOLD-25JAN"] = () => ({
+      body: { event: { event_ticker: "KXOLD-25JAN", series_ticker: "KXOLD" } },
+    });
+    const market = await venue().getMarket("kalshi:KXOLD-25JAN-T1");
+    expect(market).toMatchObject({ id: "kalshi:KXOLD-25JAN-T1", status: "resolved", resolution: "no" });
+    expect(calls("/markets/KXOLD-25JAN-T1")).toHaveLength(1); // tried live first
+    // Unknown in both tiers: the live 404.
+    await expect(venue().getMarket("kalshi:NOPE")).rejects.toMatchObject({ kind: "not_found" });
+  });
+
+  it("an old settled market's candles come from /historical/markets/{ticker}/candlesticks", async () => {
+    routes["GET /historical/markets/KXOLD-25JAN-T1/candlesticks"] = () => ({
+      body: fixture("candlesticks-historical.json"),
+    });
+    const options = { interval: "1d" as const, start: "2025-01-20T00:00:00Z", end: "2025-01-23T00:00:00Z" };
+    const candles = await venue().getPriceHistory("kalshi:KXOLD-25JAN-T1", options);
+    expect(candles.map((c) => [c.close, c.volume])).toEqual([
+      [340_000, 420_000_000],
+      [340_000, 0],
+    ]);
+    expect(calls("/historical/markets/KXOLD-25JAN-T1/candlesticks")[0]?.query).toEqual({
+      start_ts: String(Date.parse(options.start) / 1000),
+      end_ts: String(Date.parse(options.end) / 1000),
+      period_interval: "1440",
+    });
+
+    // A market archived after we learned its series: the live candles 404, the historical ones answer.
+    routes["GET /markets/KXFEDDECISION-26DEC-H0"] = () => ({ body: { market: marketsPage()[0] } });
+    routes["GET /events/KXFEDDECISION-26DEC"] = () => ({ body: fixture("event.json") });
+    routes["GET /historical/markets/KXFEDDECISION-26DEC-H0/candlesticks"] = () => ({
+      body: fixture("candlesticks-historical.json"),
+    });
+    const late = await venue().getPriceHistory("kalshi:KXFEDDECISION-26DEC-H0", options);
+    expect(late).toHaveLength(2);
+    expect(calls("/series/KXFEDDECISION/markets/KXFEDDECISION-26DEC-H0/candlesticks")).toHaveLength(1);
+  });
+
+  it("fills from before the cutoff come from /historical/fills, only when asked for that far back", async () => {
+    const cutoff = "2026-09-01T00:00:00Z";
+    routes["GET /historical/cutoff"] = () => ({
+      body: { market_settled_ts: cutoff, trades_created_ts: cutoff, orders_updated_ts: cutoff },
+    });
+    const [f1, f2] = fixture<{ fills: Array<Record<string, unknown>> }>("fills.json").fills;
+    routes["GET /portfolio/fills"] = () => ({ body: { fills: [f2], cursor: "" } });
+    routes["GET /historical/fills"] = () => ({ body: { fills: [f1, f2], cursor: "" } });
+    const v = venue();
+    const old = await v.listFills(credentials, {
+      since: "2026-08-01T00:00:00Z",
+      marketId: "kalshi:KXFEDDECISION-26DEC-H0",
+    });
+    expect(old.map((f) => f.venueFillId).sort()).toEqual(["f-1", "f-2"]); // once each
+    expect(calls("/historical/fills")[0]?.query).toMatchObject({
+      ticker: "KXFEDDECISION-26DEC-H0",
+      min_ts: String(Date.parse("2026-08-01T00:00:00Z") / 1000),
+    });
+    expect(calls("/historical/fills")[0]?.headers["kalshi-access-key"]).toBe("key-123");
+    const recent = await v.listFills(credentials, { since: "2026-11-01T00:00:00Z" });
+    expect(recent.map((f) => f.venueFillId)).toEqual(["f-2"]);
+    expect(calls("/historical/fills")).toHaveLength(1);
+    expect(calls("/historical/cutoff")).toHaveLength(1); // kept for a while
+  });
+
+  it("an order archived at the venue is found in /historical/orders by its market", async () => {
+    const o = fixture<{ order: Record<string, unknown> }>("order.json").order;
+    routes["GET /historical/orders"] = () => ({
+      body: {
+        orders: [
+          { ...o, order_id: "other" },
+          { ...o, order_id: "old-1", status: "executed" },
+        ],
+        cursor: "",
+      },
+    });
+    const v = venue();
+    await expect(v.getOrder(credentials, "old-1")).rejects.toMatchObject({ kind: "not_found" });
+    expect(calls("/historical/orders")).toHaveLength(0); // no market, no search
+    const found = await v.getOrder(credentials, "old-1", {
+      marketId: "kalshi:KXFEDDECISION-26DEC-H0",
+      since: "2026-06-01T00:00:00Z",
+    });
+    expect(found).toMatchObject({ venueOrderId: "old-1", status: "filled", filledSize: 2_000_000 });
+    expect(calls("/historical/orders")[0]?.query).toMatchObject({
+      ticker: "KXFEDDECISION-26DEC-H0",
+      min_ts: String(Date.parse("2026-06-01T00:00:00Z") / 1000 - 60),
+    });
+    await expect(
+      v.getOrder(credentials, "missing", { marketId: "kalshi:KXFEDDECISION-26DEC-H0" }),
+    ).rejects.toMatchObject({ kind: "not_found" });
+  });
+});
+
+describe("market-data feed key", () => {
+  it("without a feed key there is no feed: capability off, the reason said, no socket opened", async () => {
+    const v = venue();
+    expect(v.capabilities.supports.feed).toBe(false);
+    expect(v.feedUnavailable).toMatch(/KALSHI_FEED_KEY_ID/);
+    await expect(v.subscribe(["kalshi:KXFEDDECISION-26DEC-H0"], () => {})).rejects.toMatchObject({
+      kind: "auth_failed",
+    });
+    const keyed = venue({ feedKey: { keyId: "k", privateKeyPem: credentials.privateKeyPem } });
+    expect(keyed.capabilities.supports.feed).toBe(true);
+    expect(keyed.feedUnavailable).toBeUndefined();
   });
 });

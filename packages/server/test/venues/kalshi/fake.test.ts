@@ -106,7 +106,10 @@ describe("feed against the fake", () => {
     const ticker = openTickers()[1]!;
     fake.script.setBook(ticker, { yes: [[0.3, 10]], no: [[0.6, 10]] });
     const events: FeedEvent[] = [];
-    const sub = await venue().subscribe([`kalshi:${ticker}`], (e) => events.push(e));
+    // The fake, like Kalshi, refuses an unsigned market-data socket: sign with its feed key.
+    const sub = await venue({ feedKey: await fake.feedKey() }).subscribe([`kalshi:${ticker}`], (e) =>
+      events.push(e),
+    );
     try {
       const books = () =>
         events.filter((e) => e.kind === "book").map((e) => (e as { book: { yes: unknown } }).book);
@@ -161,8 +164,9 @@ describe("trading against the fake (RSA-PSS verified by the fake)", () => {
     expect(resting).toMatchObject({ status: "open", filledSize: 0, clientOrderId: "it-1" });
     const read = await v.getOrder(credentials, resting.venueOrderId);
     expect(read).toMatchObject({ marketId: `kalshi:${ticker}`, size: 5_000_000 });
-    // book_side is on the YES book: outcome_side "no" + book_side "ask" reads back as a NO buy.
-    expect(read).toMatchObject({ outcome: "no", side: "buy", price: 450_000 });
+    // One direction bit: the venue keeps (no, ask) for a NO buy at 0.45, which is a YES sell at 0.55
+    // on its one book, and that is how it reads back (crossbook's order row keeps the NO buy).
+    expect(read).toMatchObject({ outcome: "yes", side: "sell", price: 550_000 });
     const open = await v.listOrders(credentials, { openOnly: true });
     expect(open.map((o) => o.venueOrderId)).toContain(resting.venueOrderId);
     const cancelled = await v.cancelOrder(credentials, resting.venueOrderId);
@@ -194,9 +198,55 @@ describe("trading against the fake (RSA-PSS verified by the fake)", () => {
     expect(await v.getBalance(credentials)).toBeLessThan(balance);
   });
 
-  it("the legacy shape works too, and a wrong key is auth_failed", async () => {
+  it("a user's sell YES @ 0.60 comes back as sell YES @ 0.60 from getOrder, listOrders and fills", async () => {
+    const ticker = openTickers()[3]!;
+    fake.script.setBook(ticker, { yes: [[0.3, 50]], no: [[0.2, 50]] });
+    const v = venue();
+    const placed = await v.placeOrder(credentials, {
+      marketId: `kalshi:${ticker}`,
+      outcome: "yes",
+      side: "sell",
+      type: "limit",
+      price: 600_000,
+      size: 3_000_000,
+      timeInForce: "GTC",
+      clientOrderId: "sell-yes-1",
+    });
+    const shape = (o: { outcome: string; side: string; price: number }) => [o.outcome, o.side, o.price];
+    expect(shape(placed)).toEqual(["yes", "sell", 600_000]);
+    expect(shape(await v.getOrder(credentials, placed.venueOrderId))).toEqual(["yes", "sell", 600_000]);
+    const listed = (await v.listOrders(credentials, { marketId: `kalshi:${ticker}` })).find(
+      (o) => o.venueOrderId === placed.venueOrderId,
+    );
+    expect(shape(listed!)).toEqual(["yes", "sell", 600_000]);
+    fake.script.printTrade(ticker, { side: "yes", count: 3, price: 0.6 }); // someone buys YES from us
+    const fills = (await v.listFills(credentials, { marketId: `kalshi:${ticker}` })).filter(
+      (f) => f.venueOrderId === placed.venueOrderId,
+    );
+    expect(fills.map((f) => [...shape(f), f.size])).toEqual([["yes", "sell", 600_000, 3_000_000]]);
+  });
+
+  it("a cancel of an order that filled is 'no longer resting' (the fake's 404); the next order still goes to V2", async () => {
     const ticker = openTickers()[2]!;
-    const order = await venue({ orderApi: "legacy" }).placeOrder(credentials, {
+    fake.script.setBook(ticker, { yes: [[0.2, 100]], no: [[0.7, 100]] });
+    const v = venue();
+    const order = await v.placeOrder(credentials, {
+      marketId: `kalshi:${ticker}`,
+      outcome: "yes",
+      side: "buy",
+      type: "limit",
+      price: 250_000,
+      size: 1_000_000,
+      timeInForce: "GTC",
+    });
+    fake.script.printTrade(ticker, { side: "no", count: 1, price: 0.25 }); // fills it
+    fake.script.resetRequestCounts();
+    // A fresh instance (a restart): its first venue call is that cancel.
+    const restarted = venue();
+    await expect(restarted.cancelOrder(credentials, order.venueOrderId)).rejects.toMatchObject({
+      kind: "not_found",
+    });
+    const next = await restarted.placeOrder(credentials, {
       marketId: `kalshi:${ticker}`,
       outcome: "yes",
       side: "buy",
@@ -205,8 +255,14 @@ describe("trading against the fake (RSA-PSS verified by the fake)", () => {
       size: 1_000_000,
       timeInForce: "GTC",
     });
-    expect(order).toMatchObject({ outcome: "yes", side: "buy", price: 100_000, status: "open" });
-    await venue({ orderApi: "legacy" }).cancelOrder(credentials, order.venueOrderId);
+    expect(next.status).toBe("open");
+    expect(fake.script.requestCount("POST /portfolio/events/orders")).toBe(1);
+    expect(fake.script.requestCount("POST /portfolio/orders")).toBe(0);
+    expect(fake.script.requestCount("DELETE /portfolio/orders/:order_id")).toBe(0);
+    await restarted.cancelOrder(credentials, next.venueOrderId);
+  });
+
+  it("a wrong key is auth_failed", async () => {
     const stranger = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey;
     await expect(
       venue().getBalance({
@@ -214,6 +270,75 @@ describe("trading against the fake (RSA-PSS verified by the fake)", () => {
         privateKeyPem: stranger.export({ type: "pkcs8", format: "pem" }).toString(),
       }),
     ).rejects.toMatchObject({ kind: "auth_failed", retryable: false });
+  });
+
+  it("fractional counts where the market shows it trades them (no fractional_trading_enabled any more)", async () => {
+    const [whole, fractional] = [openTickers()[4]!, openTickers()[5]!];
+    fake.script.setFractional(fractional, true);
+    fake.script.printTrade(fractional, { side: "yes", count: 2.5, price: 0.5 });
+    const v = venue();
+    const m = await v.getMarket(`kalshi:${fractional}`);
+    expect(m.minSize).toBe(10_000);
+    expect(fake.script.market(fractional)).not.toHaveProperty("fractional_trading_enabled");
+    expect((await v.getMarket(`kalshi:${whole}`)).minSize).toBe(1_000_000);
+    const placed = await v.placeOrder(credentials, {
+      marketId: `kalshi:${fractional}`,
+      outcome: "yes",
+      side: "buy",
+      type: "limit",
+      price: 10_000,
+      size: 1_500_000,
+      timeInForce: "GTC",
+    });
+    expect(placed).toMatchObject({ size: 1_500_000, status: "open" });
+    await v.cancelOrder(credentials, placed.venueOrderId);
+  });
+});
+
+describe("historical tier against the fake", () => {
+  it("an old settled market, its candles and the fills of an order on it come from /historical/*", async () => {
+    const ticker = openTickers()[6]!;
+    fake.script.setBook(ticker, { yes: [[0.4, 50]], no: [[0.5, 50]] });
+    const v = venue();
+    const bought = await v.placeOrder(credentials, {
+      marketId: `kalshi:${ticker}`,
+      outcome: "yes",
+      side: "buy",
+      type: "limit",
+      price: 500_000,
+      size: 2_000_000,
+      timeInForce: "IOC",
+    });
+    expect(bought.status).toBe("filled");
+    const placedAt = new Date(Date.now() - 120_000).toISOString();
+    fake.script.resolveMarket(ticker, "yes");
+    fake.script.setHistoricalCutoff(Date.now() + 1000);
+    try {
+      fake.script.resetRequestCounts();
+      const fresh = venue();
+      const market = await fresh.getMarket(`kalshi:${ticker}`);
+      expect(market).toMatchObject({ status: "resolved", resolution: "yes" });
+      expect(fake.script.requestCount("GET /historical/markets/:ticker")).toBe(1);
+      const end = new Date();
+      const candles = await fresh.getPriceHistory(`kalshi:${ticker}`, {
+        interval: "1h",
+        start: new Date(end.getTime() - 6 * 3_600_000).toISOString(),
+        end: end.toISOString(),
+      });
+      expect(candles.length).toBeGreaterThanOrEqual(5);
+      expect(fake.script.requestCount("GET /historical/markets/:ticker/candlesticks")).toBe(1);
+      const fills = await fresh.listFills(credentials, { marketId: `kalshi:${ticker}`, since: placedAt });
+      expect(fills.filter((f) => f.venueOrderId === bought.venueOrderId).map((f) => f.size)).toEqual([
+        2_000_000,
+      ]);
+      const order = await fresh.getOrder(credentials, bought.venueOrderId, {
+        marketId: `kalshi:${ticker}`,
+        since: placedAt,
+      });
+      expect(order).toMatchObject({ status: "filled", filledSize: 2_000_000 });
+    } finally {
+      fake.script.setHistoricalCutoff(null);
+    }
   });
 });
 

@@ -307,11 +307,12 @@ describe("KalshiFeed", () => {
       },
     });
     await until(() => fills.length === 1, "fill");
+    // (no, ask) at YES 0.40, read on the YES book: sell YES @ 0.40 (the same order as buy NO @ 0.60).
     expect(fills[0]).toMatchObject({
       venueFillId: "t-1",
-      outcome: "no",
-      side: "buy",
-      price: 600_000,
+      outcome: "yes",
+      side: "sell",
+      price: 400_000,
       size: 2_000_000,
       fee: 20_000,
     });

@@ -1,10 +1,13 @@
 /** Offline fixture tests: Kalshi payloads (VENUES.md §2, fixed-point era) in, our model out. */
+import { kalshiSchedule } from "@crossbook/fees";
 import { describe, expect, it } from "vitest";
 import {
+  eventInfo,
   isMveMarket,
   KalshiParseError,
   normalizeBalance,
   normalizeCandles,
+  normalizeCutoff,
   normalizeEvent,
   normalizeFill,
   normalizeMarket,
@@ -14,6 +17,7 @@ import {
   normalizePosition,
   normalizeTrade,
   parseWsMessage,
+  seriesFees,
 } from "../../../src/venues/kalshi/normalize";
 import { fixture, recorder } from "./fixtures";
 
@@ -45,6 +49,9 @@ describe("markets (GET /markets)", () => {
         seriesTicker: "KXFEDDECISION",
         title: "Fed decision in December 2026",
         settlementSource: "Federal Reserve (https://www.federalreserve.gov/)",
+        feeTypeOverride: null,
+        feeMultiplierOverride: null,
+        seriesFees: { feeType: "quadratic_with_maker_fees", multiplier: 1 },
       },
     );
     expect(m).toEqual({
@@ -75,19 +82,98 @@ describe("markets (GET /markets)", () => {
       lastPrice: 430_000,
       bestBid: 420_000,
       bestAsk: 450_000,
+      price24hAgo: 400_000, // previous_price_dollars
       negRisk: false,
-      feeRateBps: null,
+      fees: kalshiSchedule("quadratic_with_maker_fees", 1),
       updatedAt: "2026-11-22T12:00:00.000Z",
     });
     expect(r.reports).toEqual([]);
+  });
+
+  it("takes its fee schedule from the event's override, else its series; none without either", () => {
+    const event = {
+      eventTicker: "E",
+      seriesTicker: "S",
+      title: "E",
+      settlementSource: null,
+      feeTypeOverride: null,
+      feeMultiplierOverride: null,
+    };
+    const raw = page().markets[0];
+    const ctx = { report: () => {}, now: NOW };
+    const withSeries = { ...event, seriesFees: { feeType: "quadratic", multiplier: 0.5 } };
+    expect(normalizeMarket(raw, ctx, withSeries).fees).toEqual(kalshiSchedule("quadratic", 0.5));
+    // The event's override wins; a type alone keeps the series' multiplier, and the other way round.
+    expect(
+      normalizeMarket(raw, ctx, { ...withSeries, feeTypeOverride: "flat", feeMultiplierOverride: 2 }).fees,
+    ).toEqual(kalshiSchedule("flat", 2));
+    expect(normalizeMarket(raw, ctx, { ...withSeries, feeTypeOverride: "flat" }).fees).toEqual(
+      kalshiSchedule("flat", 0.5),
+    );
+    expect(normalizeMarket(raw, ctx, { ...withSeries, feeMultiplierOverride: 0 }).fees).toEqual(
+      kalshiSchedule("quadratic", 0),
+    );
+    expect(normalizeMarket(raw, ctx, event).fees).toBeNull();
+    expect(normalizeMarket(raw, ctx).fees).toBeNull();
+    // An unknown fee type is reported, and charged makers and takers (kalshiSchedule's safe reading).
+    const r = recorder();
+    const odd = normalizeMarket(raw, { report: r.report, now: NOW }, { ...event, feeTypeOverride: "tiered" });
+    expect(odd.fees).toMatchObject({ feeType: "tiered", rate: 0.07, makerRate: 0.0175 });
+    expect(r.kinds()).toEqual(["unknown_fee_type"]);
+  });
+
+  it("reads the event's fee overrides and a series' fee type and multiplier", () => {
+    expect(
+      eventInfo({
+        event_ticker: "E",
+        series_ticker: "S",
+        fee_type_override: "quadratic",
+        fee_multiplier_override: 0.5,
+      }),
+    ).toMatchObject({ feeTypeOverride: "quadratic", feeMultiplierOverride: 0.5 });
+    expect(eventInfo({ event_ticker: "E", series_ticker: "S" })).toMatchObject({
+      feeTypeOverride: null,
+      feeMultiplierOverride: null,
+    });
+    expect(seriesFees({ ticker: "KXNBA", fee_type: "quadratic_with_maker_fees", fee_multiplier: 1 })).toEqual(
+      {
+        ticker: "KXNBA",
+        fees: { feeType: "quadratic_with_maker_fees", multiplier: 1 },
+      },
+    );
+    expect(seriesFees({ ticker: "KXNBA", fee_type: "quadratic" })).toBeUndefined();
   });
 
   it("treats bid 0 / ask 1 / last 0 as nothing there, and reads the finest tick of tapered ranges", () => {
     const m = normalizeMarket(page().markets[1], { report: () => {}, now: NOW });
     expect([m.bestBid, m.bestAsk, m.lastPrice]).toEqual([null, null, null]);
     expect(m.tickSize).toBe(1_000);
-    expect(m.minSize).toBe(10_000); // fractional trading
+    expect(m.minSize).toBe(10_000); // 12.50 contracts open: it trades fractions
     expect(m.rules).toBe("Resolves Yes if the CF Benchmarks BRTI is above 150,000.00 at 5pm ET.");
+  });
+
+  it("minimum size from the count fields that exist now, not the removed fractional_trading_enabled", () => {
+    const base = { ...page().markets[0] };
+    // The removed flag (VENUES-AUDIT #14) is ignored wherever it still shows up.
+    const flagged = normalizeMarket(
+      { ...base, fractional_trading_enabled: true },
+      { report: () => {}, now: NOW },
+    );
+    expect(flagged.minSize).toBe(1_000_000);
+    // Fractions in volume, open interest or top-of-book size prove the market takes them.
+    for (const key of [
+      "volume_fp",
+      "volume_24h_fp",
+      "open_interest_fp",
+      "yes_bid_size_fp",
+      "yes_ask_size_fp",
+    ]) {
+      const m = normalizeMarket({ ...base, [key]: "7.25" }, { report: () => {}, now: NOW });
+      expect([key, m.minSize]).toEqual([key, 10_000]);
+    }
+    // An unreadable size proves nothing and fails nothing.
+    const odd = normalizeMarket({ ...base, yes_ask_size_fp: "n/a" }, { report: () => {}, now: NOW });
+    expect(odd.minSize).toBe(1_000_000);
   });
 
   it("finalized with a result is resolved with that result", () => {
@@ -283,6 +369,55 @@ describe("candlesticks", () => {
     const [m] = normalizeCandles(body, 1, { report: () => {}, now: NOW });
     expect(m?.timestamp).toBe(new Date((1795305600 - 60) * 1000).toISOString());
   });
+
+  it("reads the historical shape (plain `open`, `volume`; null prices without trades)", () => {
+    const body = fixture("candlesticks-historical.json");
+    const candles = normalizeCandles(body, 1440, { report: () => {}, now: NOW }, "historical");
+    expect(candles).toEqual([
+      {
+        timestamp: new Date((1737504000 - 86400) * 1000).toISOString(),
+        open: 320_000,
+        high: 360_000,
+        low: 310_000,
+        close: 340_000,
+        volume: 420_000_000,
+      },
+      {
+        timestamp: new Date((1737590400 - 86400) * 1000).toISOString(),
+        open: 340_000,
+        high: 340_000,
+        low: 340_000,
+        close: 340_000,
+        volume: 0,
+      },
+    ]);
+  });
+});
+
+describe("historical cutoff (GET /historical/cutoff)", () => {
+  it("reads ISO times and unix seconds or milliseconds; an unreadable field is null and reported", () => {
+    const r = recorder();
+    expect(
+      normalizeCutoff(
+        {
+          market_settled_ts: "2025-11-01T00:00:00Z",
+          trades_created_ts: "1761955200",
+          orders_updated_ts: 1761955200000,
+        },
+        { report: r.report, now: NOW },
+      ),
+    ).toEqual({
+      marketSettledMs: Date.parse("2025-11-01T00:00:00Z"),
+      tradesCreatedMs: 1761955200000,
+      ordersUpdatedMs: 1761955200000,
+    });
+    expect(normalizeCutoff({ market_settled_ts: "soon" }, { report: r.report, now: NOW })).toEqual({
+      marketSettledMs: null,
+      tradesCreatedMs: null,
+      ordersUpdatedMs: null,
+    });
+    expect(r.kinds()).toContain("unreadable_cutoff:market_settled_ts");
+  });
 });
 
 describe("WebSocket messages", () => {
@@ -383,6 +518,7 @@ describe("WebSocket messages", () => {
         price: 400_000,
         size: 1_000_000,
         fee: 10_000,
+        liquidity: "maker",
         timestamp: new Date(1700000000000).toISOString(),
       },
     });
@@ -435,14 +571,14 @@ describe("public trades (GET /markets/trades)", () => {
 describe("portfolio objects", () => {
   const ctx = { report: () => {}, now: NOW };
 
-  it("order: outcome_side + book_side, the outcome's own price, counts", () => {
+  it("order: one direction bit read on the YES book (ask = sell YES at the YES price), counts", () => {
     const order = normalizeOrder(fixture<{ order: unknown }>("order.json").order, ctx);
     expect(order).toEqual({
       venueOrderId: "ee6d2c0e-7e0a-4d6b-9d1b-2f5a2e6b9c01",
       marketId: "kalshi:KXFEDDECISION-26DEC-H0",
-      outcome: "no",
-      side: "buy",
-      price: 580_000,
+      outcome: "yes",
+      side: "sell",
+      price: 420_000,
       size: 10_000_000,
       filledSize: 2_000_000,
       status: "open",
@@ -451,28 +587,57 @@ describe("portfolio objects", () => {
     });
   });
 
+  // docs.kalshi.com/getting_started/order_direction: buy YES and sell NO both give (yes, bid), buy NO
+  // and sell YES both give (no, ask). The venue cannot tell the pairs apart, so each reads as the
+  // YES-book order it is: a user's "sell YES @ 0.60" comes back as exactly that.
   it.each([
-    ["yes", "bid", "yes", "buy"],
-    ["yes", "ask", "yes", "sell"],
-    ["no", "ask", "no", "buy"],
-    ["no", "bid", "no", "sell"],
-  ])("outcome_side %s + book_side %s (YES book) -> %s %s", (outcomeSide, bookSide, outcome, side) => {
-    const raw = {
-      order_id: "o",
-      ticker: "T",
-      outcome_side: outcomeSide,
-      book_side: bookSide,
-      status: "resting",
-    };
+    ["(yes, bid), buy YES or sell NO,", "buy", { outcome_side: "yes", book_side: "bid" }],
+    ["(no, ask), sell YES or buy NO,", "sell", { outcome_side: "no", book_side: "ask" }],
+    ["book_side ask alone", "sell", { book_side: "ask" }],
+    ["outcome_side yes alone", "buy", { outcome_side: "yes" }],
+  ])("%s reads as %s YES at the YES price", (_name, side, direction) => {
+    const raw = { order_id: "o", ticker: "T", status: "resting", ...direction };
     const order = normalizeOrder(
-      { ...raw, yes_price_dollars: "0.3000", no_price_dollars: "0.7000", initial_count_fp: "1.00" },
+      { ...raw, yes_price_dollars: "0.6000", no_price_dollars: "0.4000", initial_count_fp: "1.00" },
       ctx,
     );
-    expect([order.outcome, order.side, order.price]).toEqual([
-      outcome,
-      side,
-      outcome === "yes" ? 300_000 : 700_000,
-    ]);
+    expect([order.outcome, order.side, order.price]).toEqual(["yes", side, 600_000]);
+  });
+
+  it("a sell YES @ 0.60 at the venue comes back as sell YES @ 0.60 from orders and fills", () => {
+    const wire = {
+      outcome_side: "no",
+      book_side: "ask",
+      yes_price_dollars: "0.6000",
+      no_price_dollars: "0.4000",
+    };
+    const order = normalizeOrder(
+      { order_id: "o", ticker: "T", status: "resting", initial_count_fp: "5.00", ...wire },
+      ctx,
+    );
+    const fill = normalizeFill(
+      { fill_id: "f", order_id: "o", ticker: "T", count_fp: "5.00", fee_cost: "0.0000", ...wire },
+      ctx,
+    );
+    for (const o of [order, fill]) expect([o.outcome, o.side, o.price]).toEqual(["yes", "sell", 600_000]);
+  });
+
+  it("combinations the venue never sends are reported; book_side decides", () => {
+    const r = recorder();
+    const order = normalizeOrder(
+      {
+        order_id: "o",
+        ticker: "T",
+        status: "resting",
+        outcome_side: "yes",
+        book_side: "ask",
+        yes_price_dollars: "0.6000",
+        initial_count_fp: "1.00",
+      },
+      { report: r.report, now: NOW },
+    );
+    expect([order.outcome, order.side, order.price]).toEqual(["yes", "sell", 600_000]);
+    expect(r.kinds()).toEqual(["direction_fields_disagree"]);
   });
 
   it("order with only the deprecated side/action, no initial count: reported, still read", () => {
@@ -502,9 +667,18 @@ describe("portfolio objects", () => {
       price: 420_000,
       size: 10_000_000,
       fee: 180_000,
+      liquidity: "taker",
       timestamp: new Date(1795348800 * 1000).toISOString(),
     });
-    expect(fills[1]).toMatchObject({ outcome: "no", side: "buy", price: 600_000, size: 2_500_000, fee: 0 });
+    // (no, ask) at YES 0.40: sell YES @ 0.40, the same order as buy NO @ 0.60.
+    expect(fills[1]).toMatchObject({
+      outcome: "yes",
+      side: "sell",
+      price: 400_000,
+      size: 2_500_000,
+      fee: 0,
+      liquidity: "maker",
+    });
 
     const positions = fixture<{ market_positions: unknown[] }>("positions.json").market_positions.map((p) =>
       normalizePosition(p, ctx),

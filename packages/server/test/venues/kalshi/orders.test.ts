@@ -1,11 +1,6 @@
-/** Our orders -> Kalshi's current (`/portfolio/events/orders`) and legacy (`/portfolio/orders`) shapes. */
+/** Our orders -> Kalshi's V2 order entry (`/portfolio/events/orders`), the only one the venue takes. */
 import { describe, expect, it } from "vitest";
-import {
-  orderFromV2Response,
-  toLegacyOrderBody,
-  toV2OrderBody,
-  yesBookSide,
-} from "../../../src/venues/kalshi/orders";
+import { orderFromV2Response, toV2OrderBody, yesBookSide } from "../../../src/venues/kalshi/orders";
 import type { VenueOrderRequest } from "../../../src/venues/venue";
 import { fixture } from "./fixtures";
 
@@ -91,32 +86,5 @@ describe("current order shape (YES book, bid|ask)", () => {
     expect(() => orderFromV2Response({}, base, "c", "t")).toThrowError(
       expect.objectContaining({ kind: "bad_response" }),
     );
-  });
-});
-
-describe("legacy order shape (side yes|no + action buy|sell)", () => {
-  it.each([
-    ["yes", "buy", { yes_price_dollars: "0.4200" }],
-    ["yes", "sell", { yes_price_dollars: "0.4200" }],
-    ["no", "buy", { no_price_dollars: "0.4200" }],
-    ["no", "sell", { no_price_dollars: "0.4200" }],
-  ] as const)("%s %s -> side/action with the outcome's own price", (outcome, side, price) => {
-    expect(toLegacyOrderBody({ ...base, outcome, side }, "cid-1")).toEqual({
-      ticker: "KXFEDDECISION-26DEC-H0",
-      client_order_id: "cid-1",
-      side: outcome,
-      action: side,
-      count: 10,
-      count_fp: "10.00",
-      ...price,
-      time_in_force: "good_till_canceled",
-      post_only: false,
-    });
-  });
-
-  it("fractional sizes go only as count_fp", () => {
-    const body = toLegacyOrderBody({ ...base, size: 2_500_000 }, "c");
-    expect(body.count).toBeUndefined();
-    expect(body.count_fp).toBe("2.50");
   });
 });

@@ -1,14 +1,17 @@
 /**
- * The adapter against the fake Polymarket (packages/fakes): discovery across several pages (offset
- * and keyset), books, history, the feed across a dropped socket, trading with auth verified by the
- * fake (L1 derive, L2 HMAC, EIP-712 V2 orders), and the fake's failure modes (429, down, garbage,
- * a malformed market).
+ * The adapter against the fake Polymarket (packages/fakes): discovery across keyset pages (never the
+ * deprecated offset lists, whose cap here is lower than a full listing), books, history in 15-day
+ * windows and a resolved market's coarse history, the feed across a dropped socket, sharded at 200
+ * assets a connection, and across a stalled subscription, trading with auth verified by the fake
+ * (L1 derive, L2 HMAC, EIP-712 V2 orders), and the fake's failure modes (429, down, garbage, a
+ * malformed market).
  */
 import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polymarket";
 import { DEFAULT_WORLD, type SeedMarket } from "@crossbook/fakes/world";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../../src/infra/clock";
+import type { PricePoint } from "../../../src/venues/model";
 import { PolymarketVenue } from "../../../src/venues/polymarket/adapter";
 import type { FeedEvent, VenueCredentials } from "../../../src/venues/venue";
 
@@ -34,14 +37,15 @@ let fake: PolymarketFake;
 const logs: string[] = [];
 
 beforeAll(async () => {
-  fake = await startPolymarketFake({ world: [...DEFAULT_WORLD, ...EXTRA] });
+  // The deprecated offset lists answer 422 past offset 300 here: a listing that used them would fail.
+  fake = await startPolymarketFake({ world: [...DEFAULT_WORLD, ...EXTRA], gammaMaxOffset: 300 });
 });
 afterAll(() => fake.close());
 beforeEach(() => {
   logs.length = 0;
 });
 
-function venue() {
+function venue(feed: NonNullable<ConstructorParameters<typeof PolymarketVenue>[0]["feed"]> = {}) {
   return new PolymarketVenue({
     gammaUrl: fake.gammaUrl,
     clobUrl: fake.clobUrl,
@@ -50,7 +54,7 @@ function venue() {
     clock: systemClock,
     log: { info: (_o, msg) => logs.push(msg), warn: (_o, msg) => logs.push(msg) },
     http: { backoffBaseMs: 5, backoffCapMs: 20 },
-    feed: { pingIntervalMs: 100, backoffBaseMs: 20, backoffCapMs: 100 },
+    feed: { pingIntervalMs: 100, backoffBaseMs: 20, backoffCapMs: 100, ...feed },
   });
 }
 
@@ -67,13 +71,14 @@ async function waitFor<T>(check: () => T | undefined, ms = 8_000): Promise<T> {
 }
 
 describe("discovery against the fake", () => {
-  it("lists every open market across offset pages, YES by label, none twice", async () => {
+  it("lists every open market across keyset pages, YES by label, none twice, never the offset list", async () => {
     fake.script.resetRequests();
     const markets = await venue().listMarkets({ status: "open" });
     const expected = openMarkets();
     expect(markets.length).toBe(expected.length);
     expect(markets.length).toBeGreaterThan(500);
-    expect(fake.script.requestCount("GET /gamma/markets")).toBeGreaterThan(5);
+    expect(fake.script.requestCount("GET /gamma/markets/keyset")).toBeGreaterThan(5);
+    expect(fake.script.requestCount("GET /gamma/markets")).toBe(0);
     for (const info of expected) {
       const m = markets.find((x) => x.venueMarketId === info.conditionId.toLowerCase());
       expect(m, info.key).toBeDefined();
@@ -90,12 +95,15 @@ describe("discovery against the fake", () => {
     expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
   });
 
-  it("finds closed and resolved markets by id", async () => {
+  it("finds closed and resolved markets by id through keyset", async () => {
     const v = venue();
     const target = openMarkets().find((m) => m.key === "bulk-market-7")!;
     fake.script.resolveMarket(target.key, "no");
+    fake.script.resetRequests();
     const market = await v.getMarket(`polymarket:${target.conditionId}`);
     expect([market.status, market.resolution]).toEqual(["resolved", "no"]);
+    expect(fake.script.requestCount("GET /gamma/markets/keyset")).toBe(2);
+    expect(fake.script.requestCount("GET /gamma/markets")).toBe(0);
   });
 });
 
@@ -118,16 +126,40 @@ describe("books and history against the fake", () => {
     expect([...prices(book.no.asks)].sort((a, b) => a - b)).toEqual(prices(book.no.asks));
   });
 
-  it("returns price history of the YES token", async () => {
+  it("returns price history of the YES token, a long range in windows the fake accepts", async () => {
     const info = openMarkets()[0]!;
-    const now = Date.now();
-    const points = await venue().getPriceHistory(`polymarket:${info.conditionId}`, {
+    const now = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    fake.script.resetRequests();
+    const answer = await venue().getPriceHistory(`polymarket:${info.conditionId}`, {
       interval: "1h",
-      start: new Date(now - 3 * 86_400_000).toISOString(),
+      start: new Date(now - 40 * 86_400_000).toISOString(),
       end: new Date(now).toISOString(),
     });
-    expect(points.length).toBeGreaterThan(0);
-    for (const p of points) expect(p.price).toBeGreaterThanOrEqual(0);
+    expect(answer).not.toHaveProperty("coarserMinutes");
+    const points = (answer as { series: PricePoint[] }).series;
+    // One point an hour over 40 days (the fake refuses more than 15 days in one request).
+    expect(points).toHaveLength(40 * 24);
+    expect(fake.script.requestCount("GET /clob/prices-history")).toBe(3);
+    for (const p of points) expect(p.price).toBeGreaterThan(0);
+  });
+
+  it("gets a resolved market's history at the fidelity the venue serves it, and says it is coarser", async () => {
+    const info = openMarkets().find((m) => m.key === "bulk-market-8")!;
+    fake.script.resolveMarket(info.key, "yes");
+    const v = venue();
+    const id = `polymarket:${info.conditionId}`;
+    await v.getMarket(id);
+    const now = Date.now();
+    const answer = await v.getPriceHistory(id, {
+      interval: "1h",
+      start: new Date(now - 3 * 86_400_000).toISOString(),
+      end: new Date(now - 86_400_000).toISOString(),
+    });
+    expect(answer).toMatchObject({ coarserMinutes: 720 });
+    const points = (answer as { series: PricePoint[] }).series;
+    expect(points.length).toBeGreaterThanOrEqual(4);
+    expect(points.length).toBeLessThanOrEqual(5);
+    for (const p of points) expect(p.price).toBeGreaterThan(0);
   });
 });
 
@@ -148,6 +180,71 @@ describe("feed against the fake", () => {
       fake.script.printTrade(info.yesTokenId, { price: "0.3", size: "5", side: "BUY" });
       const trade = await waitFor(() => events.find((e) => e.kind === "trade"));
       expect(trade).toMatchObject({ kind: "trade", trade: { marketId: id } });
+    } finally {
+      await sub.close();
+    }
+  });
+
+  it("spreads 150 markets over connections of at most 200 assets, with books on all of them", async () => {
+    const ids = openMarkets()
+      .filter((m) => /^bulk-market-\d+$/.test(m.key) && Number(m.key.slice(12)) >= 200)
+      .slice(0, 150)
+      .map((m) => `polymarket:${m.conditionId}`);
+    expect(ids).toHaveLength(150);
+    const books = new Set<string>();
+    const events: FeedEvent[] = [];
+    const sub = await venue().subscribe(ids, (e) => {
+      events.push(e);
+      if (e.kind === "book") books.add(e.book.marketId);
+    });
+    try {
+      await waitFor(() => books.size === 150);
+      expect(fake.script.marketSubscriptions().sort((a, b) => b - a)).toEqual([200, 100]);
+      // One venue-wide state: connected once, not once per connection.
+      expect(events.filter((e) => e.kind === "connection")).toEqual([
+        { kind: "connection", state: "connected" },
+      ]);
+    } finally {
+      await sub.close();
+    }
+  });
+
+  it("replaces a connection whose subscription stalls though it still answers PING", async () => {
+    const info = openMarkets().find((m) => m.key === "bulk-market-4")!;
+    const id = `polymarket:${info.conditionId}`;
+    const events: FeedEvent[] = [];
+    const sub = await venue({ dataSilenceMs: 500 }).subscribe([id], (e) => events.push(e));
+    try {
+      await waitFor(() => events.find((e) => e.kind === "book"));
+      const connections = fake.script.requestCount("WS /clob/ws/market");
+      expect(fake.script.stallMarketSockets()).toBeGreaterThan(0);
+      fake.script.printTrade(info.yesTokenId, { price: "0.3", size: "5", side: "BUY" });
+      await waitFor(() => events.find((e) => e.kind === "connection" && e.state === "resynced"));
+      expect(fake.script.requestCount("WS /clob/ws/market")).toBe(connections + 1);
+      expect(logs.some((l) => /stalled subscription/.test(l))).toBe(true);
+      const before = events.length;
+      fake.script.printTrade(info.yesTokenId, { price: "0.3", size: "5", side: "BUY" });
+      await waitFor(() => events.slice(before).find((e) => e.kind === "trade"));
+    } finally {
+      await sub.close();
+    }
+  });
+
+  it("replaces a connection when a market added to it never gets its book", async () => {
+    const [a, b] = openMarkets().filter((m) => m.key === "bulk-market-5" || m.key === "bulk-market-6");
+    const events: FeedEvent[] = [];
+    const sub = await venue({ snapshotTimeoutMs: 400 }).subscribe([`polymarket:${a!.conditionId}`], (e) =>
+      events.push(e),
+    );
+    try {
+      await waitFor(() => events.find((e) => e.kind === "book"));
+      fake.script.stallMarketSockets();
+      await sub.add([`polymarket:${b!.conditionId}`]);
+      const book = await waitFor(() =>
+        events.find((e) => e.kind === "book" && e.book.marketId === `polymarket:${b!.conditionId}`),
+      );
+      expect(book).toBeDefined();
+      expect(events.some((e) => e.kind === "connection" && e.state === "disconnected")).toBe(true);
     } finally {
       await sub.close();
     }
@@ -222,6 +319,141 @@ describe("trading against the fake", () => {
       await v.cancelOrder(creds, v3.venueOrderId);
     } finally {
       fake.script.setExchangeVersion(2);
+    }
+  });
+
+  it("trades from a deposit wallet (type 3): the fake checks the wrapped signature against the wallet's owner", async () => {
+    const WALLET = "0x00000000000000000000000000000000000d3905";
+    fake.script.registerWallet({ address: ADDRESS, funder: WALLET, signatureType: 3, collateral: 300 });
+    const deposit: VenueCredentials = {
+      venue: "polymarket",
+      privateKey: KEY,
+      signatureType: 3,
+      funder: WALLET,
+    };
+    const info = openMarkets().find((m) => m.key === "bulk-market-10")!;
+    const v = venue();
+    expect(await v.getBalance(deposit)).toBe(300_000_000);
+    const placed = await v.placeOrder(deposit, {
+      marketId: `polymarket:${info.conditionId}`,
+      outcome: "yes",
+      side: "buy",
+      type: "limit",
+      price: 50_000,
+      size: 10_000_000,
+      timeInForce: "GTC",
+    });
+    expect(placed.status).toBe("open");
+    expect((await v.listOrders(deposit)).map((o) => o.venueOrderId)).toContain(placed.venueOrderId);
+    expect((await v.cancelOrder(deposit, placed.venueOrderId)).status).toBe("cancelled");
+    // A key that does not own the wallet is refused by the venue.
+    const stranger: VenueCredentials = {
+      ...deposit,
+      privateKey: "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a", // Hardhat #2
+    };
+    await expect(
+      v.placeOrder(stranger, {
+        marketId: `polymarket:${info.conditionId}`,
+        outcome: "yes",
+        side: "buy",
+        type: "limit",
+        price: 50_000,
+        size: 10_000_000,
+        timeInForce: "GTC",
+      }),
+    ).rejects.toMatchObject({ kind: "auth_failed" });
+  });
+
+  it("signs with the CLOB's current tick after it changed, though Gamma still shows the old one", async () => {
+    fake.script.registerWallet({ address: ADDRESS, collateral: 1000 });
+    const info = openMarkets().find((m) => m.key === "bulk-market-11")!;
+    fake.script.setTickSize(info.key, 0.001);
+    try {
+      const placed = await venue().placeOrder(creds, {
+        marketId: `polymarket:${info.conditionId}`,
+        outcome: "yes",
+        side: "buy",
+        type: "limit",
+        price: 105_000, // on the new 0.001 tick, not on Gamma's 0.01
+        size: 10_000_000,
+        timeInForce: "GTC",
+      });
+      expect(placed.status).toBe("open");
+      await venue().cancelOrder(creds, placed.venueOrderId);
+    } finally {
+      fake.script.setTickSize(info.key, 0.01);
+    }
+  });
+
+  it("rounds 7 @ 0.533 IOC to the venue's FAK precision and the fake takes it", async () => {
+    fake.script.registerWallet({ address: ADDRESS, collateral: 1000 });
+    const info = fake.script.market("fed-chair-announces-resignation-by-december-31-2026");
+    expect(info.tickSize).toBe(0.001);
+    fake.script.setBook(info.yesTokenId, {
+      bids: [{ price: "0.5", size: "100" }],
+      asks: [{ price: "0.533", size: "100" }],
+    });
+    const placed = await venue().placeOrder(creds, {
+      marketId: `polymarket:${info.conditionId}`,
+      outcome: "yes",
+      side: "buy",
+      type: "limit",
+      price: 533_000,
+      size: 7_000_000,
+      timeInForce: "IOC",
+    });
+    expect(placed).toMatchObject({ status: "filled", size: 6_998_100, filledSize: 6_998_100 });
+    expect(placed.sizeAdjustment).toMatchObject({ requested: 7_000_000 });
+  });
+
+  it("reports a partly matched IOC as partly filled and closed, at once", async () => {
+    fake.script.registerWallet({ address: ADDRESS, collateral: 1000 });
+    const info = openMarkets().find((m) => m.key === "bulk-market-12")!;
+    fake.script.setBook(info.yesTokenId, {
+      bids: [{ price: "0.2", size: "100" }],
+      asks: [{ price: "0.55", size: "4" }],
+    });
+    const placed = await venue().placeOrder(creds, {
+      marketId: `polymarket:${info.conditionId}`,
+      outcome: "yes",
+      side: "buy",
+      type: "limit",
+      price: 550_000,
+      size: 10_000_000,
+      timeInForce: "IOC",
+    });
+    expect(placed).toMatchObject({ status: "cancelled", filledSize: 4_000_000, size: 10_000_000 });
+    const fills = (await venue().listFills(creds, { marketId: `polymarket:${info.conditionId}` })).filter(
+      (f) => f.venueOrderId === placed.venueOrderId,
+    );
+    expect(fills.reduce((sum, f) => sum + f.size, 0)).toBe(4_000_000);
+  });
+
+  it("signs for Amoy's own ExchangeV3 on chain 80002", async () => {
+    const amoy = await startPolymarketFake({ chainId: 80002, exchangeVersion: 3 });
+    try {
+      amoy.script.registerWallet({ address: ADDRESS, collateral: 100 });
+      const v = new PolymarketVenue({
+        gammaUrl: amoy.gammaUrl,
+        clobUrl: amoy.clobUrl,
+        dataUrl: amoy.dataUrl,
+        wsUrl: amoy.wsUrl,
+        chainId: 80002,
+        http: { backoffBaseMs: 5, backoffCapMs: 20 },
+      });
+      const info = amoy.script.markets().find((m) => m.status === "open" && m.tickSize === 0.01)!;
+      const placed = await v.placeOrder(creds, {
+        marketId: `polymarket:${info.conditionId}`,
+        outcome: "yes",
+        side: "buy",
+        type: "limit",
+        price: 50_000,
+        size: 10_000_000,
+        timeInForce: "GTC",
+      });
+      expect(placed.status).toBe("open");
+    } finally {
+      await amoy.close();
     }
   });
 

@@ -31,7 +31,7 @@ describe("market feed", () => {
   it("subscribes, pings, keeps books, reconnects and resubscribes", async () => {
     const http = await startScriptedServer();
     cleanups.push(http.close);
-    http.on("GET", "/gamma/markets", () => ({ body: [fixture("gamma-market.json")] }));
+    http.on("GET", "/gamma/markets/keyset", () => ({ body: { markets: [fixture("gamma-market.json")] } }));
 
     const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", path: "/ws/market" });
     cleanups.push(() => new Promise((r) => wss.close(() => r())));
@@ -89,7 +89,9 @@ describe("market feed", () => {
     expect(states).toEqual(["connected", "disconnected", "connected", "resynced"]);
 
     // Adding and removing markets on a live socket uses the documented operation messages.
-    http.on("GET", "/gamma/markets", () => ({ body: [fixture("gamma-market-no-first.json")] }));
+    http.on("GET", "/gamma/markets/keyset", () => ({
+      body: { markets: [fixture("gamma-market-no-first.json")] },
+    }));
     await sub.add([`polymarket:${C2}`]);
     await waitFor(() => received[1]!.some((m) => m.includes('"operation":"subscribe"')));
     const added = JSON.parse(received[1]!.find((m) => m.includes('"operation"'))!);
@@ -101,7 +103,7 @@ describe("market feed", () => {
   it("says 'disconnected' once while the venue is unreachable, then connects when it comes up", async () => {
     const http = await startScriptedServer();
     cleanups.push(http.close);
-    http.on("GET", "/gamma/markets", () => ({ body: [fixture("gamma-market.json")] }));
+    http.on("GET", "/gamma/markets/keyset", () => ({ body: { markets: [fixture("gamma-market.json")] } }));
     // Find a free port, then leave it closed for a while.
     const probe = new WebSocketServer({ port: 0, host: "127.0.0.1" });
     await new Promise((r) => probe.once("listening", r));

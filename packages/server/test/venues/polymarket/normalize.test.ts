@@ -1,8 +1,11 @@
 /** Venue payload in, our object out: Gamma markets/events, CLOB books, prices-history (VENUES.md §1.2–1.3). */
+
+import { POLYMARKET_FREE, polymarketSchedule } from "@crossbook/fees";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseMicros } from "../../../src/venues/decimal";
 import {
+  clobFeeSchedule,
   epochToIso,
   jsonStringArray,
   micros,
@@ -44,8 +47,10 @@ describe("Gamma market (VENUES.md §1.2)", () => {
       lastPrice: 510_000,
       bestBid: 500_000,
       bestAsk: 520_000,
+      // 0.51 now, down 0.02 over the day: 0.53 a day ago.
+      price24hAgo: 530_000,
       negRisk: false,
-      feeRateBps: 0,
+      fees: POLYMARKET_FREE,
       updatedAt: "2026-11-22T10:00:00.123Z",
     });
     expect(r.seen).toEqual([]);
@@ -67,7 +72,10 @@ describe("Gamma market (VENUES.md §1.2)", () => {
     expect(market.bestAsk).toBeNull();
     expect(market.tickSize).toBe(1_000);
     expect(market.negRisk).toBe(true);
-    expect(market.feeRateBps).toBe(100);
+    // feeSchedule is the rate; takerBaseFee (1000) is the cap, not a rate (VENUES-AUDIT #1)
+    expect(market.fees).toEqual(
+      polymarketSchedule({ rate: 0.05, exponent: 1, takerOnly: true, capBps: 1000 }),
+    );
     expect(market.eventId).toBeNull();
     expect(market.updatedAt).toBe(NOW);
     expect(r.kinds()).toEqual(["yes_not_first"]);
@@ -125,7 +133,7 @@ describe("Gamma market (VENUES.md §1.2)", () => {
       volume: 0,
       liquidity: 0,
       lastPrice: null,
-      feeRateBps: null,
+      fees: null,
       status: "open",
     });
     expect(r.kinds()).toEqual(["missing_min_size", "missing_tick_size", "unknown_uma_resolution_status"]);
@@ -164,6 +172,69 @@ describe("Gamma market (VENUES.md §1.2)", () => {
     expect(jsonStringArray("nope", "outcomes", r.report)).toBeUndefined();
     expect(jsonStringArray('[{"x":1}]', "outcomes", r.report)).toBeUndefined();
     expect(r.kinds()).toEqual(["gamma_array_not_string"]);
+  });
+});
+
+describe("fee schedules (docs.polymarket.com/trading/fees, clob-client-v2 getClobMarketInfo)", () => {
+  const gamma = (fields: Record<string, unknown>) => ({ ...fixture("gamma-market.json"), ...fields });
+
+  it("reads feeSchedule as the rate and exponent, takerBaseFee as the cap", () => {
+    const r = reports();
+    const market = normalizeGammaMarket(
+      gamma({
+        feesEnabled: true,
+        feeSchedule: { exponent: 2, rate: 0.25, rebateRate: 0.2, takerOnly: true },
+        takerBaseFee: 1000,
+        makerBaseFee: 1000,
+      }),
+      { now: NOW, report: r.report },
+    );
+    expect(market.fees).toEqual({
+      venue: "polymarket",
+      rate: 0.25,
+      exponent: 2,
+      makerRate: 0,
+      capBps: 1000,
+      feeType: null,
+      multiplier: null,
+    });
+  });
+
+  it("says nothing it does not know: fees on without a schedule is unknown, a bad schedule is reported", () => {
+    const r = reports();
+    const unknown = normalizeGammaMarket(gamma({ feesEnabled: true, takerBaseFee: 1000 }), {
+      now: NOW,
+      report: r.report,
+    });
+    expect(unknown.fees).toBeNull();
+    const bad = normalizeGammaMarket(
+      gamma({ feesEnabled: true, feeSchedule: { rate: "x" }, takerBaseFee: 0 }),
+      {
+        now: NOW,
+        report: r.report,
+      },
+    );
+    expect(bad.fees).toEqual(POLYMARKET_FREE); // no schedule and a zero base fee: fee-free
+    expect(r.kinds()).toContain("bad_fee_schedule");
+  });
+
+  it("reads the CLOB's compact market info: fd {r, e, to} and the cap tbf; no fd is fee-free", () => {
+    const info = {
+      c: C1,
+      t: [
+        { t: T1Y, o: "Yes" },
+        { t: T1N, o: "No" },
+      ],
+      mts: 0.01,
+      fd: { r: 0.05, e: 1, to: true },
+      tbf: 1000,
+    };
+    expect(clobFeeSchedule(info)).toEqual(
+      polymarketSchedule({ rate: 0.05, exponent: 1, takerOnly: true, capBps: 1000 }),
+    );
+    const { fd: _fd, ...free } = info;
+    expect(clobFeeSchedule(free)).toEqual(polymarketSchedule({ rate: 0, exponent: 0, capBps: 1000 }));
+    expect(clobFeeSchedule({ error: "not found" })).toBeNull();
   });
 });
 

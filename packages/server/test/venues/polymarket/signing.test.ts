@@ -8,8 +8,10 @@ import { describe, expect, it } from "vitest";
 import {
   clobAuthTypedData,
   hmacSignature,
+  immediateOrderAmounts,
   l1Headers,
   l2Headers,
+  ORDER_TYPE_STRING,
   type OrderStruct,
   orderAmounts,
   orderDomain,
@@ -241,5 +243,142 @@ describe("order amounts (VENUES.md §1.6 Amounts)", () => {
     expect(orderAmounts("buy", 500_000, 10_000_000, { tickSize: 3_000, minSize: 0 })).toMatchObject({
       kind: "tick",
     });
+  });
+});
+
+/**
+ * Known answers produced by running the official client's own order code (@polymarket/clob-client-v2
+ * 1.1.0, `createOrder` with a viem wallet client) outside this repository, with Hardhat key #0 as the
+ * deposit wallet's owner, `0x5FbD…0aa3` as the deposit wallet, salt 123456789 and timestamp
+ * 1713398400000. Only the resulting facts are kept here.
+ */
+describe("POLY_1271 deposit wallet orders (official client known answers)", () => {
+  const WALLET: Hex = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+  const TYPE_TAIL = `${toHex(ORDER_TYPE_STRING).slice(2)}00ba`;
+  const base: OrderStruct = {
+    salt: 123456789n,
+    maker: WALLET,
+    signer: WALLET,
+    tokenId: 1234n,
+    makerAmount: 50000000n,
+    takerAmount: 100000000n,
+    side: 0,
+    signatureType: 3,
+    timestamp: 1713398400000n,
+    metadata: ZERO_BYTES32,
+    builder: ZERO_BYTES32,
+  };
+
+  it("wraps a V2 BUY (0.5 × 100, tick 0.01) exactly as the official client does", async () => {
+    const signature = await signOrder(HARDHAT_KEY, base, orderDomain(2, false, 137));
+    expect(signature).toBe(
+      "0x11280ff75a073e7084e1190648b1515ff43df8967a553248aec9feff9527faef13abf69421cca49d9b2db1649c7db7d545cdbf49e22e90845b0c267d071dd4a21c" +
+        "3264e159346253e26a64e00b69032db0e7d32f94628de3e6eecb50304d7af3d2" +
+        "a478923344a6ba590a9e227ea646b44ae314e85e41f0af88e3a407978aaeeed2" +
+        TYPE_TAIL,
+    );
+    // The pieces after the owner's signature are the exchange's domain separator and the order's
+    // struct hash: together they give the order hash the exchange asks the wallet about.
+    const domainSeparator = `0x${signature.slice(132, 196)}`;
+    const structHash = `0x${signature.slice(196, 260)}`;
+    expect(keccak256(concat(["0x1901", domainSeparator as Hex, structHash as Hex]))).toBe(
+      orderHash(base, orderDomain(2, false, 137)),
+    );
+  });
+
+  it("wraps a neg-risk V2 SELL (7 @ 0.533, tick 0.001) and a V3 BUY exactly as the official client does", async () => {
+    const sell = await signOrder(
+      HARDHAT_KEY,
+      { ...base, makerAmount: 7000000n, takerAmount: 3731000n, side: 1 },
+      orderDomain(2, true, 137),
+    );
+    expect(sell).toBe(
+      "0x503b0a36ef9fa94426784b5b36121468786eafafbc5432aa8b4014ec07c631e300ee0d929b0f7fbc87d55715039cc89912ee344260d4cd4a06e5a9546f5590531c" +
+        "9b858f53327b0bd13af8ec14cfb35234fb9eb7b0504d1a4e61f433840d30e81a" +
+        "52fce52ddfa99cde98bb242d4ebd403301cc073aacc482743d77f7a0cf363212" +
+        TYPE_TAIL,
+    );
+    const v3 = await signOrder(HARDHAT_KEY, base, orderDomain(3, false, 137));
+    expect(v3).toBe(
+      "0x1d9422bbefe89b9c5ca0ea99d0cd817c45658f0819256cd3efe0d8bcd6c1c7160840a7f0d11f22aae7f097f117e812c9b28a72d3563349d07a6ca8fe67b108761c" +
+        "466c63910185bbd55e8679264200c4e0abdcbb0c6264eb3d41d13326022e095b" +
+        "a478923344a6ba590a9e227ea646b44ae314e85e41f0af88e3a407978aaeeed2" +
+        TYPE_TAIL,
+    );
+  });
+});
+
+describe("Amoy (80002) contracts (clob-client-v2 1.1.0 config.js)", () => {
+  it("signs V3 orders for Amoy's own ExchangeV3 and V2 orders for the shared V2 exchanges", async () => {
+    expect(orderDomain(3, false, 80002).verifyingContract).toBe("0x9fE6e61422AdB6F610d8597F9684b16912D50C3D");
+    expect(orderDomain(3, true, 80002).verifyingContract).toBe("0x9fE6e61422AdB6F610d8597F9684b16912D50C3D");
+    expect(orderDomain(2, false, 80002).verifyingContract).toBe("0xE111180000d2663C0091e4f400237545B87B996B");
+    expect(orderDomain(2, true, 80002).verifyingContract).toBe("0xe2222d279d744050d28e00520010520000310F59");
+    expect(() => orderDomain(3, false, 1)).toThrowError(/chain 1/);
+    const order: OrderStruct = {
+      salt: 123456789n,
+      maker: HARDHAT_ADDRESS,
+      signer: HARDHAT_ADDRESS,
+      tokenId: 1234n,
+      makerAmount: 50000000n,
+      takerAmount: 100000000n,
+      side: 0,
+      signatureType: 0,
+      timestamp: 1713398400000n,
+      metadata: ZERO_BYTES32,
+      builder: ZERO_BYTES32,
+    };
+    // The official client's answer for this order on Amoy, exchange version 3.
+    expect(await signOrder(HARDHAT_KEY, order, orderDomain(3, false, 80002))).toBe(
+      "0xf7e51362fcee5d409bb692b4e95a085d9281889a593de7f7416f83ac5e5ca34b72f2cbff3aca8f0bf628fc819ea53764902def33ab4594db91458deebdb9a3381b",
+    );
+    const wallet: Hex = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    const deposit = await signOrder(
+      HARDHAT_KEY,
+      { ...order, maker: wallet, signer: wallet, signatureType: 3 },
+      orderDomain(3, false, 80002),
+    );
+    expect(deposit.slice(0, 132)).toBe(
+      "0xe8bbba64b2fd06b34b75cc6afebffed05952eb9ba1a7d682edf8d80134d6c9fd779d2c50b85e8655fdc6a2aec48167ac9a8a7dc7c83740fee11ffff91a0e71c61b",
+    );
+  });
+});
+
+describe("immediate (FAK/FOK) amounts: maker ≤ 2 decimals, taker ≤ 4, whatever the tick", () => {
+  const fine = { tickSize: 1_000 };
+  it("BUY pays the cost rounded down to the cent for the shares it buys at the limit, to 4 decimals", () => {
+    expect(immediateOrderAmounts("buy", 533_000, 7_000_000, fine)).toEqual({
+      makerAmount: 3_730_000n,
+      takerAmount: 6_998_100n,
+      size: 6_998_100,
+    });
+    // Already whole cents: unchanged.
+    expect(immediateOrderAmounts("buy", 530_000, 10_000_000, { tickSize: 10_000 })).toEqual({
+      makerAmount: 5_300_000n,
+      takerAmount: 10_000_000n,
+      size: 10_000_000,
+    });
+  });
+
+  it("SELL keeps its shares and asks the proceeds rounded down to 4 decimals", () => {
+    expect(immediateOrderAmounts("sell", 533_000, 7_010_000, fine)).toEqual({
+      makerAmount: 7_010_000n,
+      takerAmount: 3_736_300n,
+      size: 7_010_000,
+    });
+    expect(immediateOrderAmounts("sell", 533_100, 1_010_000, { tickSize: 100 })).toEqual({
+      makerAmount: 1_010_000n,
+      takerAmount: 538_400n,
+      size: 1_010_000,
+    });
+  });
+
+  it("refuses what rounding would empty or move by a tick, and keeps the limit-order checks", () => {
+    expect(immediateOrderAmounts("buy", 533_000, 10_000, fine)).toMatchObject({ kind: "precision" });
+    expect(immediateOrderAmounts("sell", 533_100, 10_000, { tickSize: 100 })).toMatchObject({
+      kind: "precision",
+    });
+    expect(immediateOrderAmounts("buy", 533_500, 7_000_000, fine)).toMatchObject({ kind: "tick" });
+    expect(immediateOrderAmounts("buy", 533_000, 7_001_000, fine)).toMatchObject({ kind: "size" });
   });
 });

@@ -78,6 +78,7 @@ beforeEach(() => {
     versionCalls++;
     return { body: { version: 2 } };
   });
+  server.on("GET", `/clob/clob-markets/${C2}`, () => ({ body: fixture("clob-market.json") }));
   server.on(
     "POST",
     "/clob/order",
@@ -246,6 +247,121 @@ describe("placeOrder", () => {
     });
   });
 
+  it("signs a deposit wallet's order as the wallet (type 3), with the wrapped signature, L2 still as the EOA", async () => {
+    const result = await venue().placeOrder({ ...creds, signatureType: 3, funder: FUNDER }, order);
+    expect(failures).toEqual([]); // checkL2 wants POLY_ADDRESS = the EOA that owns the API key
+    expect(result.status).toBe("open");
+    const wire = placed[0]!.order as Record<string, string | number>;
+    expect(wire).toMatchObject({ maker: FUNDER, signer: FUNDER, signatureType: 3 });
+    // owner signature (65) ‖ domain separator (32) ‖ order hash (32) ‖ Order type string (186) ‖ length (2)
+    expect(String(wire.signature)).toMatch(/^0x[0-9a-f]{634}$/);
+    expect(String(wire.signature).slice(-4)).toBe("00ba");
+  });
+
+  it("refuses a funder that contradicts the signature type before any venue call", async () => {
+    for (const signatureType of [1, 2, 3] as const) {
+      await expect(
+        venue().placeOrder({ ...creds, signatureType, funder: ADDRESS }, order),
+      ).rejects.toMatchObject({ kind: "auth_failed" });
+      await expect(venue().placeOrder({ ...creds, signatureType }, order)).rejects.toMatchObject({
+        kind: "auth_failed",
+      });
+    }
+    expect(placed).toEqual([]);
+  });
+
+  it("takes the tick from the CLOB (/clob-markets), not Gamma's copy", async () => {
+    // Gamma still says 0.001; the CLOB has moved the market to 0.01.
+    server.on("GET", `/clob/clob-markets/${C2}`, () => ({
+      body: { ...fixture<object>("clob-market.json"), mts: 0.01 },
+    }));
+    await expect(venue().placeOrder(creds, order)).rejects.toMatchObject({
+      kind: "rejected",
+      details: { venueCode: "INVALID_ORDER_MIN_TICK_SIZE" },
+    });
+    expect(placed).toEqual([]);
+    await venue().placeOrder(creds, { ...order, price: 630_000 });
+    expect(placed).toHaveLength(1);
+    expect(server.seen.filter((s) => s.path === `/clob/clob-markets/${C2}`)).toHaveLength(2);
+  });
+
+  it("rounds IOC/FOK amounts to the venue's precision: cash to cents, shares to 4 decimals", async () => {
+    // 7 @ 0.533 costs 3.731: the BUY pays 3.73 for the 6.9981 shares that buys at 0.533.
+    const buy = await venue().placeOrder(creds, {
+      ...order,
+      price: 533_000,
+      size: 7_000_000,
+      timeInForce: "IOC",
+    });
+    expect(placed[0]).toMatchObject({ orderType: "FAK" });
+    expect(placed[0]!.order).toMatchObject({ makerAmount: "3730000", takerAmount: "6998100", side: "BUY" });
+    expect(buy.size).toBe(6_998_100);
+    expect(buy.sizeAdjustment).toMatchObject({ requested: 7_000_000 });
+    expect(buy.sizeAdjustment!.reason).toMatch(/rounded down from 7 to 6\.9981/);
+    // A SELL keeps its shares and asks the proceeds rounded down to 4 decimals.
+    const sell = await venue().placeOrder(creds, {
+      ...order,
+      side: "sell",
+      price: 533_000,
+      size: 7_010_000,
+      timeInForce: "FOK",
+    });
+    expect(placed[1]).toMatchObject({ orderType: "FOK" });
+    expect(placed[1]!.order).toMatchObject({ makerAmount: "7010000", takerAmount: "3736300", side: "SELL" });
+    expect(sell.size).toBe(7_010_000);
+    expect(sell.sizeAdjustment).toBeUndefined();
+    // Too small to round without moving the price past a tick: refused, nothing sent.
+    await expect(
+      venue().placeOrder(creds, { ...order, price: 533_000, size: 10_000, timeInForce: "IOC" }),
+    ).rejects.toMatchObject({ kind: "rejected" });
+    expect(placed).toHaveLength(2);
+  });
+
+  it("reads a match's size from takingAmount/makingAmount, never the whole order on 'matched'", async () => {
+    const respond = (extra: Record<string, unknown>) =>
+      server.on(
+        "POST",
+        "/clob/order",
+        l2((req) => {
+          placed.push(JSON.parse(req.body));
+          return {
+            body: {
+              ...fixture<object>("order-response.json"),
+              status: "matched",
+              tradeIDs: ["t-9"],
+              ...extra,
+            },
+          };
+        }),
+      );
+    const ioc = { ...order, price: 630_000, size: 10_000_000, timeInForce: "IOC" as const };
+    respond({ takingAmount: "4", makingAmount: "2.52" });
+    expect(await venue().placeOrder(creds, ioc)).toMatchObject({
+      filledSize: 4_000_000,
+      status: "cancelled",
+    });
+    respond({ takingAmount: "10", makingAmount: "6.3" });
+    expect(await venue().placeOrder(creds, ioc)).toMatchObject({ filledSize: 10_000_000, status: "filled" });
+    // A SELL makes the shares.
+    respond({ takingAmount: "1.26", makingAmount: "2" });
+    expect(await venue().placeOrder(creds, { ...ioc, side: "sell" })).toMatchObject({
+      filledSize: 2_000_000,
+      status: "cancelled",
+    });
+    // A resting order that matched in part stays open.
+    respond({ takingAmount: "4", makingAmount: "2.52" });
+    expect(await venue().placeOrder(creds, { ...ioc, timeInForce: "GTC" })).toMatchObject({
+      filledSize: 4_000_000,
+      status: "open",
+    });
+    // No amounts: the order itself says (the fixture order has 25.5 of 100 matched).
+    respond({ takingAmount: "", makingAmount: "" });
+    expect(await venue().placeOrder(creds, ioc)).toMatchObject({
+      venueOrderId: ORDER_ID,
+      filledSize: 25_500_000,
+    });
+  });
+
   it("sends GTD expiration with the 60 s safety margin", async () => {
     await venue().placeOrder(creds, {
       ...order,
@@ -391,9 +507,13 @@ describe("orders, fills, positions", () => {
     server.on("GET", "/data/positions", () => ({ body: fixture("positions.json") }));
     const v = venue();
     const fills = await v.listFills(creds, { since: "2026-08-01T00:00:00Z" });
-    expect(fills.map((f) => [f.venueFillId, f.venueOrderId, f.outcome, f.side, f.size, f.fee])).toEqual([
-      ["t-1:0", ORDER_ID, "yes", "buy", 25_500_000, 0],
-      ["t-2", `0x${"88".repeat(32)}`, "no", "buy", 10_000_000, 37_000],
+    // A trade carries no fee amount, only fee_rate_bps (unverified on V2, VENUES-AUDIT §4.2): the fee
+    // is left to crossbook's model of the market's schedule (null), with who took liquidity.
+    expect(
+      fills.map((f) => [f.venueFillId, f.venueOrderId, f.outcome, f.side, f.size, f.fee, f.liquidity]),
+    ).toEqual([
+      ["t-1:0", ORDER_ID, "yes", "buy", 25_500_000, null, "maker"],
+      ["t-2", `0x${"88".repeat(32)}`, "no", "buy", 10_000_000, null, "taker"],
     ]);
     const req = server.seen.find((s) => s.path === "/clob/data/trades")!;
     expect(req.query.get("maker_address")).toBe(ADDRESS);

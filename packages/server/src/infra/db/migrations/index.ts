@@ -18,6 +18,10 @@ import { hotPathIndexes } from "./010_hot_path_indexes";
 import { dropDeliveryLeases } from "./011_drop_delivery_leases";
 import { writePathIndexes } from "./012_write_path_indexes";
 import { operatorsAndSessions } from "./013_operators_and_sessions";
+import { feeSchedules } from "./014_fee_schedules";
+import { venuePositions } from "./015_venue_positions";
+import { orderAmountNote } from "./016_order_amount_note";
+import { historyCoverage } from "./017_history_coverage";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -34,5 +38,9 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "011_drop_delivery_leases": dropDeliveryLeases(dialect),
     "012_write_path_indexes": writePathIndexes(dialect),
     "013_operators_and_sessions": operatorsAndSessions(dialect),
+    "014_fee_schedules": feeSchedules(dialect),
+    "015_venue_positions": venuePositions(dialect),
+    "016_order_amount_note": orderAmountNote(dialect),
+    "017_history_coverage": historyCoverage(dialect),
   };
 }
