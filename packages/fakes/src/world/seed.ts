@@ -339,11 +339,9 @@ export const DEFAULT_WORLD: SeedMarket[] = [
     yesLabel: "Lakers",
     yesPrice: 0.44,
     tickSize: 0.01,
-    // Not the same contract: a cancelled game resolves 50-50 here but at the last fair price on Kalshi.
-    lookalikeOf: {
-      key: "KXNBAGAME-26DEC25LALBOS-LAL",
-      why: "cancelled game: 50-50 on Polymarket vs last fair price on Kalshi",
-    },
+    // The same game and side; only a cancellation settles differently (50-50 here, the last fair
+    // price on Kalshi): an edge clause, which the matcher reports as a caveat.
+    sameAs: "KXNBAGAME-26DEC25LALBOS-LAL",
   },
   {
     venue: "kalshi",
@@ -358,10 +356,7 @@ export const DEFAULT_WORLD: SeedMarket[] = [
     closeTime: "2026-12-26T04:00:00Z",
     yesPrice: 0.45,
     tickSize: 0.01,
-    lookalikeOf: {
-      key: "nba-lal-bos-2026-12-25",
-      why: "cancelled game: last fair price on Kalshi vs 50-50 on Polymarket",
-    },
+    sameAs: "nba-lal-bos-2026-12-25",
   },
   {
     venue: "kalshi",

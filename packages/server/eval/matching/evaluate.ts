@@ -21,7 +21,13 @@ export const PAIRS_DIR = join(import.meta.dirname, "pairs");
 export interface PairRecord {
   id: string;
   category: string;
-  label: (typeof RELATIONS)[number];
+  /**
+   * The relation of Polymarket's YES to Kalshi's: one of RELATIONS (the team's set), or on the real
+   * set `identity`, `complement`, `related` (same topic, another contract) or `unrelated`.
+   */
+  label: string;
+  /** The real set's settlement-strict label: identity/complement only when no edge clause differs. */
+  strict?: string;
   kind: string;
   why: string;
   polymarket: { event?: Record<string, unknown>; market: Record<string, unknown> };
@@ -59,6 +65,7 @@ export function matchable(m: VenueMarket, eventTitle: string | null): MatchableM
     closeTime: m.closeTime,
     yesLabel: m.outcomes.yes.label,
     noLabel: m.outcomes.no.label,
+    venueMarketId: m.venueMarketId,
   };
 }
 
@@ -119,11 +126,15 @@ export function evaluate(records: PairRecord[]) {
   const byCategory = new Map<string, Cell>();
   const relationCells = new Map<string, Cell>(RELATIONS.map((r) => [r, cell()]));
   const LABELS = [...RELATIONS, "none"] as const;
+  const rowLabels = [...new Set([...RELATIONS, ...records.map((r) => r.label)])];
   const confusion = new Map<string, Map<string, number>>(
-    LABELS.map((l) => [l, new Map(LABELS.map((p) => [p, 0]))]),
+    rowLabels.map((l) => [l, new Map(LABELS.map((p) => [p, 0]))]),
   );
   const mistakes: string[] = [];
   let proposed = 0;
+  /** True pairs (identity, complement) and how many of them the index proposed. */
+  let positives = 0;
+  let positivesProposed = 0;
 
   for (const [key, { record }] of labelled) {
     const v = predicted.get(key);
@@ -138,6 +149,10 @@ export function evaluate(records: PairRecord[]) {
     }
     const auto = v !== undefined && isAutoAcceptable(v);
     const positive = record.label === "identity" || record.label === "complement";
+    if (positive) {
+      positives++;
+      if (v) positivesProposed++;
+    }
     const cat = byCategory.get(record.category) ?? cell();
     byCategory.set(record.category, cat);
     const cells = [overall, cat, ...(positive ? [byRelation.get(record.label)!] : [])];
@@ -184,6 +199,8 @@ export function evaluate(records: PairRecord[]) {
     LABELS,
     mistakes,
     proposed,
+    positives,
+    positivesProposed,
     unlabelledAuto,
   };
 }

@@ -11,6 +11,13 @@ export interface DateMention {
   level: "day" | "month" | "quarter" | "year";
   /** "by" (deadline, cumulative), "on" (an instant or day), "in" (a period). */
   kind: "by" | "on" | "in";
+  /**
+   * A season across two years ("2026-27"): the other year it is known by. Venues name one season by
+   * either year ("the 2027 NBA Finals", "the 2026 NFL MVP", a Kalshi ticker's "27").
+   */
+  alt?: string;
+  /** Said as an instant in so many words ("at the end of December"), not just a bare day. */
+  instant?: boolean;
 }
 
 // Dates
@@ -106,6 +113,12 @@ function isSpace(c: number): boolean {
 
 export const FALLBACK_CONTEXT =
   /\b(not|no|unless|fails?|delay(ed)?|unpublished|postponed|otherwise|cancel+ed|void|absent|lapse)\b[^.;]{0,80}$/;
+/**
+ * The term an office-holder serves ("sworn in for the term beginning in 2027"): a consequence of the
+ * election the question is about, never its date.
+ */
+const TERM_CONTEXT =
+  /\b(term|congress|session)\s+(that\s+)?(begin|begins|beginning|start|starts|starting|commencing)\s+(in|on)?\s*$/;
 
 /** Every date mention in normalised text, with its position; `yearOf` fills in a missing year. */
 export function findDates(s: string, yearOf: YearOf): RawDate[] {
@@ -127,7 +140,8 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
   const push = (index: number, length: number, mention: DateMention) => {
     if (!free(index, index + length)) return;
     taken.fill(1, index, index + length);
-    out.push({ index, mention, fallback: FALLBACK_CONTEXT.test(s.slice(Math.max(0, index - 100), index)) });
+    const before = s.slice(Math.max(0, index - 100), index);
+    out.push({ index, mention, fallback: FALLBACK_CONTEXT.test(before) || TERM_CONTEXT.test(before) });
   };
   const explicit = (y: string | undefined, month: number, day: number) =>
     y ? fullYear(y.replace("'", ""), 2026) : yearOf(month, day);
@@ -163,6 +177,15 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
   }
   for (const m of s.matchAll(/\bbefore (?:january 1,? )?(20\d\d)\b(?! *[-/])/g)) {
     push(m.index, m[0].length, { key: dayKey(Number(m[1]) - 1, 12, 31), level: "day", kind: "by" });
+  }
+  // "at the end of December 2026": the state at one instant, the month's last day.
+  for (const m of s.matchAll(
+    new RegExp(`\\b(?:at|as of|on) the end of ${MONTH_RE}(?:,?\\s*(20\\d\\d))?\\b`, "g"),
+  )) {
+    const month = MONTHS[m[1]!]!;
+    const year = m[2] ? Number(m[2]) : yearOf(month, 28);
+    const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
+    push(m.index, m[0].length, { key: dayKey(year, month, last), level: "day", kind: "on", instant: true });
   }
   for (const m of s.matchAll(/\b(?:the )?end of (20\d\d)\b/g)) {
     push(m.index, m[0].length, { key: dayKey(Number(m[1]), 12, 31), level: "day", kind: "by" });
@@ -200,6 +223,12 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
   )) {
     const q = m[1] ?? String(["first", "second", "third", "fourth"].indexOf(m[3]!) + 1);
     push(m.index, m[0].length, { key: `${m[2] ?? m[4]}-Q${q}`, level: "quarter", kind: "in" });
+  }
+  // A season written across two years: "2026-27", "2026/27", "2026-2027".
+  for (const m of s.matchAll(/\b(20\d\d)\s?[-/]\s?(?:20)?(\d\d)\b(?!\s?[-/]\d)/g)) {
+    const start = Number(m[1]);
+    if ((start + 1) % 100 !== Number(m[2])) continue;
+    push(m.index, m[0].length, { key: m[1]!, level: "year", kind: "in", alt: String(start + 1) });
   }
   for (const m of s.matchAll(/\b(20\d\d)\b/g)) {
     const before = s.slice(Math.max(0, m.index - 16), m.index);

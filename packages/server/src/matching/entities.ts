@@ -12,7 +12,8 @@ export const CAP_STOP = new Set(
     "and or if yes no this that these market markets above below over under between before after than " +
     "more less at least most highest lowest high low price any monday tuesday wednesday thursday friday " +
     "saturday sunday et utc pt est edt gmt am pm q1 q2 q3 q4 vs v versus part one two other otherwise " +
-    "resolution source rules note up down new number how many much o/u over under us usa american america party candidate nominee team hike cut hold maintain maintains rate rates increase decrease change exactly bps or"
+    "resolution source rules note up down new number how many much o/u over under us usa american america party candidate nominee team hike cut hold maintain maintains rate rates increase decrease change exactly bps or " +
+    "next final finals copy"
   ).split(" "),
 );
 
@@ -146,16 +147,28 @@ export function entityKey(token: string): string | null {
  */
 export function extractEntities(text: string, normalized: string[]): Set<string> {
   const out = new Set<string>();
+  for (const run of nameRuns(text)) for (const key of run) out.add(key);
+  for (const w of normalized) if (TEAM_SET.has(w) || ASSETS.has(w)) out.add(w);
+  return out;
+}
+
+/**
+ * The entity keys of each run of capitalised words ("Francis James Allison Oyague", "Borussia
+ * Dortmund", "UEFA Champions League"): one name, however much of it a venue writes.
+ */
+export function nameRuns(text: string): string[][] {
+  const runs: string[][] = [];
   for (const m of text.matchAll(
     /[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|the\s+|de\s+|&\s+)?[A-Z0-9][A-Za-z0-9'.&-]*)*/g,
   )) {
+    const run: string[] = [];
     for (const w of words(normalizeText(m[0]))) {
       const key = entityWord(w);
-      if (key) out.add(key);
+      if (key) run.push(key);
     }
+    if (run.length > 0) runs.push(run);
   }
-  for (const w of normalized) if (TEAM_SET.has(w) || ASSETS.has(w)) out.add(w);
-  return out;
+  return runs;
 }
 
 export const ASSETS = new Set(["bitcoin", "ethereum", "solana", "dogecoin", "fed", "cpi"]);

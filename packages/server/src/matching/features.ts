@@ -11,13 +11,17 @@ import {
   ASSETS,
   CAP_STOP,
   cityOf,
+  entityWord,
   extractEntities,
   GENERIC_LABEL_WORDS,
+  nameRuns,
   SOCCER,
   sameSide,
   sideKey,
   TEAM_SET,
 } from "./entities";
+import { conceptsOfTicker, findConcepts } from "./knowledge/concepts";
+import { findTeams, teamFromTickerCode } from "./knowledge/teams";
 import {
   type Comparator,
   extractMeasure,
@@ -26,6 +30,7 @@ import {
   RulesNumbers,
   rulesMeasure,
 } from "./measures";
+import { conceptsOf } from "./proposition";
 import {
   BASIS_PATTERNS,
   namedSourcesOf,
@@ -36,7 +41,16 @@ import {
   windowStartOf,
   zonesOf,
 } from "./settlement";
-import { clip, contentWords, followedBy, normalizeText, STOPWORDS, stem, words } from "./text";
+import {
+  clip,
+  contentWords,
+  foldDiacritics,
+  followedBy,
+  normalizeText,
+  STOPWORDS,
+  stem,
+  words,
+} from "./text";
 import type { MatchableMarket } from "./types";
 
 export { entityAliases, sameSide } from "./entities";
@@ -50,8 +64,36 @@ export interface ContractFeatures {
   entities: Set<string>;
   /** Entities the question itself names, which the other market should mention somewhere. */
   subjectEntities: Set<string>;
+  /**
+   * The subject entities named outside any parenthesis: what the question is about. A name in an
+   * aside ("Lux (Rosalía)", "Kuomintang (KMT)", the candidate Kalshi appends to a party market) is
+   * detail the other venue may leave out.
+   */
+  coreSubject: Set<string>;
+  /**
+   * Competitions, awards, offices and leagues the market is about (`knowledge/concepts.json`), from
+   * its question, event title and Kalshi series: "Pro Football Championship" and "Super Bowl" agree.
+   */
+  topics: Set<string>;
+  /** Entity keys that are words of a named topic ("nhl", "stanley", "cup"), matched by topic. */
+  topicWords: Set<string>;
+  /**
+   * A Kalshi ticker whose year segment ("KXGTEMP-27-…") is not the year its title asks about
+   * ("Will 2026 be …"): one of them is stale, so the market is not matched without a person.
+   */
+  tickerYearConflict: string | null;
+  /** Teams the question, event title and YES label name (`knowledge/teams.json`), by id. */
+  teams: Set<string>;
+  /** Entity keys that are words of a team's name as written ("borussia", "crimson", "tide"). */
+  teamWords: Set<string>;
+  /** Each core subject entity -> the other entities of its run of capitalised words. */
+  nameRunOf: Map<string, string[]>;
   /** Every word of all the market's text (question, event, labels, rules, source): entity checks. */
   allWords: Set<string>;
+  /** Words of the question and its YES label, in order (the predicate is read from them). */
+  questionWords: string[];
+  /** Concepts of every word of the market's text (`proposition.ts`): does it speak of X at all? */
+  concepts: Set<string>;
   /** Content words of the question side with counts (subject similarity). */
   content: Map<string, number>;
   /** Content words of the rules (a second opinion on the subject when titles are terse). */
@@ -71,6 +113,15 @@ export interface ContractFeatures {
   stances: Set<string>;
   /** What has to happen for YES: announce, call, certify, inaugurate, nominate, confirm… */
   basis: Set<string>;
+  /**
+   * What settles an election by the rules: a race `call`, `certify` (certification) or `inaugurate`
+   * (taking office), the first the rules name (later ones are fallbacks); null when they name none.
+   */
+  trigger: "call" | "certify" | "inaugurate" | null;
+  /** The question is about a seat in a chamber (House, Senate…) rather than an executive office. */
+  legislative: boolean;
+  /** The question is about an executive office (president, governor, mayor, prime minister…). */
+  executive: boolean;
   /** Canonical settlement sources (stations, indices, agencies, exchanges) and measure variants. */
   sources: Map<string, Set<string>>;
   /** Time zones the rules count days or instants in ("utc", "et", "local"…). */
@@ -149,7 +200,8 @@ const NAME = "([A-Z][\\w.'&-]*(?:\\s+[A-Z0-9][\\w.'&-]*){0,3})";
 const VERSUS = new RegExp(`${NAME_START}${NAME}\\s+(?:vs\\.?|v\\.?|versus|at|@)\\s+(?:the\\s+)?${NAME}`);
 /** "A beat B". */
 const BEATS = new RegExp(
-  `${NAME_START}${NAME}\\s+(?:win|wins|beat|beats|defeat|defeats)\\s+(?:against\\s+|over\\s+)?(?:the\\s+)?${NAME}`,
+  // "win the Senate" names a prize, not an opponent: "win" takes one only with "against" or "over".
+  `${NAME_START}${NAME}\\s+(?:(?:win|wins)\\s+(?:against|over)|beat|beats|defeat|defeats)\\s+(?:the\\s+)?${NAME}`,
 );
 /** "<word> win": the word before, from the first word character of its run. */
 const WINNER = /(?<![a-z0-9'-])['-]*\b([a-z0-9'-]+)\s+(?:win|beat)\b/;
@@ -167,7 +219,28 @@ function isGeneric(label: string): boolean {
 
 /** Reads a market into its contract features (from its text cut to `MATCHER_TEXT_LIMITS`). */
 export function extractFeatures(market: MatchableMarket): ContractFeatures {
-  return readFeatures(boundedMarket(market));
+  const bounded = boundedMarket(market);
+  const features = readFeatures(foldedMarket(bounded));
+  // Read without diacritics, shown as the venue wrote it.
+  features.market = bounded;
+  return features;
+}
+
+/**
+ * The market's text without diacritics, so that names read the same whichever way a venue spells
+ * them ("Mélenchon", "Melenchon") and a capitalised run does not stop at "á" ("Hlaváček").
+ */
+function foldedMarket(market: MatchableMarket): MatchableMarket {
+  const fold = <T extends string | null>(text: T): T => (text ? (foldDiacritics(text) as T) : text);
+  return {
+    ...market,
+    question: fold(market.question),
+    eventTitle: fold(market.eventTitle),
+    rules: fold(market.rules),
+    settlementSource: fold(market.settlementSource),
+    yesLabel: fold(market.yesLabel),
+    noLabel: fold(market.noLabel),
+  };
 }
 
 /**
@@ -207,6 +280,45 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   const subjectEntities = new Set(
     [...extractEntities(questionRaw, questionWords)].filter(
       (e) => TEAM_SET.has(e) || ASSETS.has(e) || !lowerWords.has(e),
+    ),
+  );
+  const topicText = `${questionRaw} ${market.eventTitle ?? ""}`;
+  const topics = new Set<string>();
+  const topicWords = new Set<string>();
+  for (const m of findConcepts(topicText)) {
+    topics.add(m.concept.id);
+    if (m.concept.league) topics.add(`league:${m.concept.league}`);
+    for (const w of words(normalizeText(topicText.slice(m.start, m.end)))) {
+      const key = entityWord(w);
+      if (key) topicWords.add(key);
+    }
+  }
+  if (market.venue === "kalshi" && market.venueMarketId) {
+    const fromTicker = conceptsOfTicker(market.venueMarketId);
+    for (const c of fromTicker.concepts) topics.add(c.id);
+    for (const l of fromTicker.leagues) topics.add(`league:${l}`);
+  }
+  // Teams, read with the leagues the market is about ("Kansas City" is the Chiefs in the NFL).
+  const leagues = [...topics].filter((t) => t.startsWith("league:")).map((t) => t.slice(7));
+  const teams = new Set<string>();
+  const teamWords = new Set<string>();
+  for (const m of findTeams(topicText, leagues)) {
+    teams.add(m.team.id);
+    for (const w of words(normalizeText(topicText.slice(m.start, m.end)))) {
+      const key = entityWord(w);
+      if (key) teamWords.add(key);
+    }
+  }
+  if (market.venue === "kalshi" && market.venueMarketId && leagues.length > 0) {
+    const team = teamFromTickerCode(market.venueMarketId, leagues);
+    if (team) teams.add(team.id);
+  }
+  const questionCore = questionRaw.replace(/\([^()]*\)/g, " ");
+  const nameRunOf = new Map<string, string[]>();
+  for (const run of nameRuns(questionCore)) for (const key of run) nameRunOf.set(key, run);
+  const coreSubject = new Set(
+    [...extractEntities(questionCore, words(normalizeText(questionCore)))].filter((e) =>
+      subjectEntities.has(e),
     ),
   );
   const allTextWords = words(allText);
@@ -277,13 +389,13 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
         ? headline
         : group === "evidence"
           ? evidenceText
-          : group === "cpi" ||
-              group === "domain" ||
-              group === "region" ||
-              group === "stage" ||
-              group === "span"
-            ? headlineAndSource
-            : sourceText;
+          : group === "stage"
+            ? // A stage the question names; rules mention rounds and playoffs in passing ("playoff
+              // games do not count", "the primary resolution source").
+              headline
+            : group === "cpi" || group === "domain" || group === "region" || group === "span"
+              ? headlineAndSource
+              : sourceText;
     if (!pattern.test(text)) continue;
     const set = sources.get(group) ?? new Set<string>();
     sources.set(group, set);
@@ -312,6 +424,20 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   const rulesBasis = new Set<string>();
   for (const [name, pattern] of BASIS_PATTERNS) if (pattern.test(rules)) rulesBasis.add(name);
   for (const b of ["call", "certify", "inaugurate"]) if (rulesBasis.has(b)) basis.add(`rules:${b}`);
+  let trigger: ContractFeatures["trigger"] = null;
+  let triggerAt = Number.POSITIVE_INFINITY;
+  for (const [name, pattern] of BASIS_PATTERNS) {
+    if (name !== "call" && name !== "certify" && name !== "inaugurate") continue;
+    const at = pattern.exec(rules)?.index;
+    if (at !== undefined && at < triggerAt) {
+      trigger = name;
+      triggerAt = at;
+    }
+  }
+  const legislative =
+    /\b(house|senate|seat|congress(ional)?|representatives?|senators?|chamber|balance of power)\b/.test(
+      headline,
+    );
 
   // A contest: "A vs B", "A at B", "A beat B", or a YES label naming a team.
   const participants = new Set<string>();
@@ -414,7 +540,16 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     market,
     entities,
     subjectEntities,
+    coreSubject,
+    topics,
+    topicWords,
+    tickerYearConflict: tickerYearConflictOf(market, date),
+    teams,
+    teamWords,
+    nameRunOf,
     allWords,
+    questionWords,
+    concepts: conceptsOf(allTextWords),
     content,
     rulesContent: countWords(contentWords(rules)),
     measure,
@@ -429,6 +564,13 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     minuteUtc: observation === "at_time" ? minuteUtcOf(`${question} ${rules}`) : null,
     stances,
     basis,
+    trigger,
+    legislative,
+    executive:
+      !legislative &&
+      /\b(president(ial|cy)?|governor(ship)?|gubernatorial|mayor(al)?|prime minister|premier|chancellor)\b/.test(
+        headline,
+      ),
     sources,
     voidPolicy: voidPolicyOf(rules),
     zones: zonesOf(`${question} ${rules}`),
@@ -440,4 +582,13 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     placeholderRules,
     keys,
   };
+}
+
+/** "ticker 2027, title 2026" when a Kalshi ticker's year segment and its title's year disagree. */
+function tickerYearConflictOf(market: MatchableMarket, date: DateMention | null): string | null {
+  if (market.venue !== "kalshi" || !market.venueMarketId || date?.level !== "year") return null;
+  const segment = market.venueMarketId.split("-")[1];
+  if (!segment || !/^\d\d$/.test(segment)) return null;
+  const year = String(2000 + Number(segment));
+  return year === date.key || year === date.alt ? null : `ticker ${year}, title ${date.key}`;
 }

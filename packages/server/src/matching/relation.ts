@@ -5,6 +5,7 @@
  * or tie/cancellation handling makes two otherwise identical questions a different contract.
  */
 import { type ContractFeatures, entityAliases, type Measure, measureText, sameSide } from "./features";
+import { conceptOf, predicateOf, uncoveredWords } from "./proposition";
 import { contentWords, normalizeText } from "./text";
 import type { MatchVerdict, Polarity, Relation } from "./types";
 
@@ -13,6 +14,12 @@ function contentWordsOf(text: string | null): string[] {
 }
 
 export type Idf = (word: string) => number;
+
+/**
+ * The confidence at most of a verdict one of whose questions uses words the other market never does:
+ * below the auto-accept threshold, so a person reads both.
+ */
+export const PREDICATE_UNSURE_CONFIDENCE = 0.85;
 
 const SOURCE_GROUP_NAMES: Record<string, string> = {
   station: "weather station",
@@ -157,10 +164,10 @@ function dayDiff(a: string, b: string): number {
 
 type DateAgreement =
   | { kind: "exact"; day: string }
-  | { kind: "weak"; text: string }
+  | { kind: "weak"; text: string; mild?: boolean }
   | { kind: "unknown" }
   | { kind: "window"; aEarlier: boolean; text: string }
-  | { kind: "conflict"; text: string };
+  | { kind: "conflict"; text: string; closeOnly?: boolean };
 
 function compareDates(a: ContractFeatures, b: ContractFeatures): DateAgreement {
   const da = a.date;
@@ -169,6 +176,13 @@ function compareDates(a: ContractFeatures, b: ContractFeatures): DateAgreement {
     if (da.key === db.key) {
       if (da.kind !== db.kind && (da.kind === "in" || db.kind === "in"))
         return { kind: "weak", text: `same date ${da.key}, read differently` };
+      // "at the end of December" (the state at one instant) vs "before 2027" (at any time until then).
+      if (da.kind !== db.kind && (da.instant || db.instant))
+        return {
+          kind: "window",
+          aEarlier: da.kind === "on",
+          text: `observed ${da.kind === "on" ? "on" : "by"} ${da.key} on A, ${db.kind === "on" ? "on" : "by"} it on B`,
+        };
       return { kind: "exact", day: da.key };
     }
     if (da.kind === "by" && db.kind === "by")
@@ -179,6 +193,12 @@ function compareDates(a: ContractFeatures, b: ContractFeatures): DateAgreement {
     return { kind: "conflict", text: `date differs: ${da.key} vs ${db.key}` };
   }
   if (da && db && da.key === db.key) return { kind: "exact", day: da.key };
+  // One season named by either of its years ("2026-27" and "2027").
+  if (da && db && da.level === "year" && db.level === "year") {
+    const ya = [da.key, da.alt];
+    if ([db.key, db.alt].some((y) => y !== undefined && ya.includes(y)))
+      return { kind: "weak", text: `same season (${da.alt ?? da.key} / ${db.alt ?? db.key})` };
+  }
   if (da && db) {
     const [short, long] = da.key.length <= db.key.length ? [da, db] : [db, da];
     const prefix = short.level === "quarter" ? short.key.slice(0, 4) : short.key;
@@ -199,7 +219,10 @@ function compareDates(a: ContractFeatures, b: ContractFeatures): DateAgreement {
         (short.kind !== long.kind && long.kind === "by" && !endOfPeriod)
       )
         return { kind: "conflict", text: `window differs: ${da.key} vs ${db.key}` };
-      return { kind: "weak", text: `dates agree at ${short.level} level (${short.key})` };
+      // A month and a day inside it ("the January 2027 meeting", "January 27, 2027"): one event.
+      const mild =
+        short.level === "month" && long.level === "day" && short.kind !== "by" && long.kind !== "by";
+      return { kind: "weak", text: `dates agree at ${short.level} level (${short.key})`, mild };
     }
     if (da.level === db.level) return { kind: "conflict", text: `period differs: ${da.key} vs ${db.key}` };
     return { kind: "conflict", text: `date differs: ${da.key} vs ${db.key}` };
@@ -210,7 +233,12 @@ function compareDates(a: ContractFeatures, b: ContractFeatures): DateAgreement {
   if (dayA && dayB) {
     const diff = Math.abs(dayDiff(dayA, dayB));
     if (diff <= 1) return { kind: "weak", text: `close dates agree (${dayA})` };
-    if (diff > 7) return { kind: "conflict", text: `close dates differ: ${dayA} vs ${dayB}` };
+    if (diff > 7)
+      return {
+        kind: "conflict",
+        text: `close dates differ: ${dayA} vs ${dayB}`,
+        closeOnly: da?.level !== "day" && db?.level !== "day",
+      };
     return { kind: "weak", text: `close dates within a week (${dayA} vs ${dayB})` };
   }
   return { kind: "unknown" };
@@ -236,13 +264,47 @@ export function compareContracts(
   const idf = options.idf ?? (() => 1);
   const reasons: string[] = [];
   const conflicts: string[] = [];
+  /** Differences in edge clauses only: the relation stands, arbitrage users may filter on them. */
+  const caveats: string[] = [];
   const blockers: string[] = [];
   let confidence = 1;
 
   // --- Subject -------------------------------------------------------------------------------
-  const mentions = (f: ContractFeatures, e: string) => entityAliases(e).some((w) => f.allWords.has(w));
-  const missingA = [...a.subjectEntities].filter((e) => !mentions(b, e));
-  const missingB = [...b.subjectEntities].filter((e) => !mentions(a, e));
+  const sharedTopic = [...a.topics].some((t) => b.topics.has(t));
+  const sharedTeam = [...a.teams].some((t) => b.teams.has(t));
+  const mentions = (f: ContractFeatures, e: string): boolean =>
+    entityAliases(e).some((w) => f.allWords.has(w)) ||
+    // A word of a named competition the other side names its own way ("NHL Stanley Cup" / "Stanley
+    // Cup Finals", "Super Bowl" / "Pro Football Championship").
+    ((a.topicWords.has(e) || b.topicWords.has(e)) && sharedTopic) ||
+    // A word of a team's name the other side writes another way ("Borussia Dortmund" / "Dortmund").
+    ((a.teamWords.has(e) || b.teamWords.has(e)) && sharedTeam) ||
+    f.concepts.has(conceptOf(e)) ||
+    // "US-Iran" is mentioned by "the U.S. and Iran".
+    (e.includes("-") && e.split("-").every((part) => part.length < 2 || mentions(f, part)));
+  const missing = (f: ContractFeatures, other: ContractFeatures) => {
+    const all = [...f.subjectEntities].filter((e) => !mentions(other, e));
+    // Part of a longer form of a name the other side writes shorter ("Borussia Dortmund" / "Dortmund",
+    // "Francis James Allison Oyague" / "Francis Allison"): an aside, not another subject.
+    // Two other words of the run must be there: one alone could be another name ("Ivanka Trump" /
+    // "Donald Trump") or a headline word ("the Florida Senate race" / "the Senate").
+    const shortened = (e: string) =>
+      (f.nameRunOf.get(e) ?? []).filter((o) => o !== e && mentions(other, o)).length >= 2;
+    return {
+      core: all.filter((e) => f.coreSubject.has(e) && !shortened(e)),
+      aside: all.filter((e) => !f.coreSubject.has(e) || shortened(e)),
+    };
+  };
+  const missA = missing(a, b);
+  const missB = missing(b, a);
+  const missingA = missA.core;
+  const missingB = missB.core;
+  // Names only in an aside (a candidate Kalshi appends to a party market): detail, lightly weighed.
+  const asides = [...missA.aside, ...missB.aside];
+  if (asides.length > 0) {
+    confidence *= 0.98 ** Math.min(3, asides.length);
+    reasons.push(`named in an aside on one side only: ${asides.join(", ")}`);
+  }
   const cos = Math.max(cosine(a.content, b.content, idf), 0.9 * cosine(a.rulesContent, b.rulesContent, idf));
   // Both markets are about one head-to-head contest when each names the other's sides somewhere.
   const contest =
@@ -261,9 +323,13 @@ export function compareContracts(
       conflicts.push(`subject differs: ${missingA.join(", ")} on A vs ${missingB.join(", ")} on B`);
     }
   } else if (missingA.length > 0 || missingB.length > 0) {
-    // A name on one side only: often a Title Case headline word, sometimes a real difference.
+    // A name on one side only: often a Title Case headline word, sometimes a real difference ("the
+    // Florida Senate race" vs "control of the Senate"). Either way a person should look.
     if (cos < 0.3) return null;
-    confidence *= 0.96 ** Math.min(3, missingA.length + missingB.length);
+    confidence = Math.min(
+      confidence * 0.96 ** Math.min(3, missingA.length + missingB.length),
+      PREDICATE_UNSURE_CONFIDENCE,
+    );
     reasons.push(`named on one side only: ${[...missingA, ...missingB].join(", ")}`);
   } else if (cos < 0.2) {
     return null;
@@ -292,7 +358,7 @@ export function compareContracts(
       break;
     case "weak":
       reasons.push(dates.text);
-      confidence *= 0.93;
+      confidence *= dates.mild ? 0.97 : 0.93;
       break;
     case "unknown":
       reasons.push("no date on either side");
@@ -304,7 +370,10 @@ export function compareContracts(
       break;
     case "conflict":
       if (cos < 0.5 && !contest) return null;
-      conflicts.push(dates.text);
+      // Neither question dates itself: only the close instants differ, an edge clause, unless the
+      // markets are games (another date is another game).
+      if (dates.closeOnly && !contest) caveats.push(dates.text);
+      else conflicts.push(dates.text);
       break;
   }
 
@@ -385,7 +454,7 @@ export function compareContracts(
     if (
       a.yesSubject &&
       b.yesSubject &&
-      a.yesSubject !== b.yesSubject &&
+      !sameSide(a.yesSubject, b.yesSubject) &&
       !contest &&
       !inQuestion(b, a.yesSubject) &&
       !inQuestion(a, b.yesSubject)
@@ -442,8 +511,9 @@ export function compareContracts(
         `${SOURCE_GROUP_NAMES[g] ?? g} differs: ${setText((sa ?? sb)!)} on ${sa ? "A" : "B"} only`,
       );
     } else if (!["release", "adjust", "change", "period", "evidence", "span"].includes(g)) {
-      confidence *= 0.95;
-      reasons.push(
+      // A source one side names and the other leaves unsaid: an edge clause, not another contract.
+      confidence *= 0.99;
+      caveats.push(
         `only ${sa ? "A" : "B"} names the ${SOURCE_GROUP_NAMES[g] ?? g} (${setText((sa ?? sb)!)})`,
       );
     }
@@ -454,9 +524,13 @@ export function compareContracts(
     const shared = [...sa].filter((w) => sb.has(w)).length;
     const jaccard = shared / Math.max(1, new Set([...sa, ...sb]).size);
     if (jaccard >= 0.5) reasons.push(`same settlement source (${a.market.settlementSource})`);
-    else confidence *= a.market.settlementSource && b.market.settlementSource ? 0.95 : 0.93;
-    if (!a.market.settlementSource || !b.market.settlementSource)
-      reasons.push("settlement source not stated on both sides");
+    else if (a.market.settlementSource && b.market.settlementSource) confidence *= 0.95;
+    else if (a.market.settlementSource || b.market.settlementSource)
+      caveats.push(
+        `settlement source stated on ${a.market.settlementSource ? "A" : "B"} only (${a.market.settlementSource ?? b.market.settlementSource})`,
+      );
+    // Neither states one apart from its rules: the venues' usual way, no evidence either way.
+    else reasons.push("settlement source not stated apart from the rules on either side");
   }
 
   // --- What has to happen ----------------------------------------------------------------------
@@ -469,14 +543,21 @@ export function compareContracts(
       xs.length ? xs.map((x) => BASIS_TEXT[x] ?? x).join(" and ") : "the event itself";
     conflicts.push(`what counts differs: ${text(onlyA)} on A vs ${text(onlyB)} on B`);
   }
-  const rulesBasis = (f: ContractFeatures) =>
-    [...f.basis].filter((x) => x.startsWith("rules:")).map((x) => x.slice(6));
-  const rbA = rulesBasis(a);
-  const rbB = rulesBasis(b);
-  if (rbA.length > 0 && rbB.length > 0 && !rbA.some((x) => rbB.includes(x)))
-    conflicts.push(
-      `resolution basis differs: ${rbA.map((x) => BASIS_TEXT[x]).join(", ")} vs ${rbB.map((x) => BASIS_TEXT[x]).join(", ")}`,
-    );
+  // What settles an election: a race call, certification or the winner taking office. For an
+  // executive office they can differ (a called winner who is never inaugurated); for a seat in a
+  // chamber the venues treat the member sworn in as the winner, so it is an edge clause.
+  // An executive office's winner "inaugurated" on one side only is a different contract even when
+  // the other side names no trigger (it then pays on the election's result).
+  const inaugurated = (f: ContractFeatures) => f.trigger === "inaugurate";
+  if (
+    (a.trigger && b.trigger && a.trigger !== b.trigger) ||
+    ((a.executive || b.executive) && inaugurated(a) !== inaugurated(b))
+  ) {
+    const said = (f: ContractFeatures) => (f.trigger ? BASIS_TEXT[f.trigger] : "the election's result");
+    const text = `resolution trigger differs: ${said(a)} on A vs ${said(b)} on B`;
+    if (a.legislative || b.legislative) caveats.push(text);
+    else conflicts.push(text);
+  }
 
   // --- Ties, cancellations, postponements ---------------------------------------------------------
   // On a complement, B's fallback is read from A's side: B paying No is A's YES paying.
@@ -485,16 +566,21 @@ export function compareContracts(
   for (const situation of new Set([...a.voidPolicy.keys(), ...b.voidPolicy.keys()])) {
     const pa = a.voidPolicy.get(situation);
     const pb = flip(b.voidPolicy.get(situation));
-    if (pa && pb && pa !== pb) conflicts.push(`${situation} handling differs: ${pa} vs ${pb}`);
+    // How a tie, a cancellation or a postponement settles is an edge clause: reported, never a
+    // different contract (MATCHING.md; the strict view for arbitrage filters on caveats). But a
+    // tie or a draw of a game is one of its results (an NFL tie, a soccer draw), not an edge case.
+    const game = a.participants.size >= 2 && b.participants.size >= 2;
+    const common = situation === "tie" && (a.drawPossible || b.drawPossible || game);
+    const stated = pa ?? pb;
+    if (pa && pb && pa !== pb)
+      (common ? conflicts : caveats).push(`${situation} handling differs: ${pa} vs ${pb}`);
     else if (pa && pb) reasons.push(`same ${situation} handling (${pa})`);
-    else {
-      // A fallback that pays Yes or No on one side only is a state where the two can differ.
-      const decisive = (pa ?? pb) === "no" || (pa ?? pb) === "yes";
-      confidence *= decisive ? 0.85 : 0.97;
-      reasons.push(
-        `only ${pa ? "A" : "B"} says how a ${situation} ${situation === "tie" ? "" : "event "}settles (${pa ?? pb})`,
+    else if (common && stated !== "no")
+      conflicts.push(`only ${pa ? "A" : "B"} says how a draw settles (${stated})`);
+    else
+      caveats.push(
+        `only ${pa ? "A" : "B"} says how a ${situation} ${situation === "tie" ? "" : "event "}settles (${stated})`,
       );
-    }
   }
 
   // --- Time zones, window start, named sources --------------------------------------------------
@@ -520,6 +606,46 @@ export function compareContracts(
         );
       }
     }
+  }
+
+  // --- The predicate: what has to happen, found on both sides? -----------------------------------
+  // Same names and the same date are not the same question: "out by 2027" / "arrested before 2027".
+  // Names the questions themselves use (an event title's capitals are often just headline style).
+  const names = new Set([...a.subjectEntities, ...b.subjectEntities]);
+  const unsaidOnB = uncoveredWords(predicateOf(a.questionWords, names), b.concepts);
+  const unsaidOnA = uncoveredWords(predicateOf(b.questionWords, names), a.concepts);
+  // Only where no numeric condition was compared: with one, the words around it ("rise above",
+  // "fewer than", "stay below") are the condition, already read and compared as a set of outcomes.
+  // Nor on a complement read from opposite framings ("hold" / "flip", "stays" / "out"): its words
+  // differ by design, and the framing was the evidence.
+  if (!(ma && mb) && relation !== "complement" && unsaidOnB.length + unsaidOnA.length > 0) {
+    confidence = Math.min(confidence, PREDICATE_UNSURE_CONFIDENCE);
+    reasons.push(
+      `wording of the question not found on the other side: ${[
+        ...(unsaidOnB.length ? [`${unsaidOnB.join(", ")} (A)`] : []),
+        ...(unsaidOnA.length ? [`${unsaidOnA.join(", ")} (B)`] : []),
+      ].join("; ")}`,
+    );
+  }
+
+  // --- A Kalshi market whose ticker names another year than its title ------------------------------
+  for (const [f, side] of [
+    [a, "A"],
+    [b, "B"],
+  ] as const)
+    if (f.tickerYearConflict) {
+      confidence = Math.min(confidence, PREDICATE_UNSURE_CONFIDENCE);
+      reasons.push(`${side}'s ticker and title name different years (${f.tickerYearConflict})`);
+    }
+
+  // --- Named topics: the same competition, award or office? ---------------------------------------
+  const named = (f: ContractFeatures) => [...f.topics].filter((t) => !t.startsWith("league:"));
+  const topicsA = named(a);
+  const topicsB = named(b);
+  if (topicsA.length > 0 && topicsB.length > 0 && !topicsA.some((t) => b.topics.has(t))) {
+    // "NBA Playoffs" / "NBA Finals", "Minister of Defense" / "Minister of National Security".
+    confidence = Math.min(confidence, PREDICATE_UNSURE_CONFIDENCE);
+    reasons.push(`named topics differ: ${topicsA.join(", ")} on A vs ${topicsB.join(", ")} on B`);
   }
 
   // --- Rules usable? -------------------------------------------------------------------------------
@@ -553,6 +679,7 @@ export function compareContracts(
     polarity,
     confidence: Math.round(Math.max(0, Math.min(1, confidence)) * 1000) / 1000,
     reasons: [...conflicts, ...reasons],
+    caveats,
     blockers,
   };
 }

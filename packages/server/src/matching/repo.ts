@@ -46,6 +46,7 @@ export interface MatchableRow {
   status: string;
   updated_at: string;
   event_title: string | null;
+  venue_market_id: string;
 }
 
 /**
@@ -68,6 +69,7 @@ export async function matchableMarkets(db: DbOrTrx, since: string | null): Promi
       "markets.status",
       "markets.updated_at",
       "venue_events.title as event_title",
+      "markets.venue_market_id",
     ]);
   query =
     since === null

@@ -55,6 +55,7 @@ export function matchView({ row, a, b }: MatchDetail) {
     confidence: row.confidence,
     reasons: JSON.parse(row.reasons) as string[],
     blockers: JSON.parse(row.blockers) as string[],
+    caveats: JSON.parse(row.caveats) as string[],
     status: row.status as MatchStatus,
     status_reason: row.status_reason as RejectReason | null,
     status_note: row.status_note,

@@ -43,6 +43,10 @@ export const MatchSchema = Type.Object({
   }),
   reasons: Type.Array(Type.String(), { description: "What agreed and what differed, readable" }),
   blockers: Type.Array(Type.String(), { description: "What keeps the matcher from verifying it alone" }),
+  caveats: Type.Array(Type.String(), {
+    description:
+      "Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair",
+  }),
   status: StringEnum(MATCH_STATUSES),
   status_reason: Nullable(StringEnum(REJECT_REASONS, { description: "The reason code of a rejection" })),
   status_note: Nullable(Type.String()),

@@ -159,6 +159,7 @@ interface Canonical {
   polarity: Polarity;
   confidence: number;
   reasons: string[];
+  caveats: string[];
   blockers: string[];
   auto: boolean;
 }
@@ -244,6 +245,8 @@ export function toMatchable(row: repo.MatchableRow): MatchableMarket {
     closeTime: row.close_time,
     yesLabel,
     noLabel,
+    // A Kalshi ticker names the series, season and team (`features.ts` reads it).
+    venueMarketId: row.venue_market_id,
   };
 }
 
@@ -391,6 +394,7 @@ export class MatchingService implements CrossEventLookup {
       polarity: verdict.polarity,
       confidence: clampConfidence(verdict.confidence),
       reasons: [...verdict.reasons],
+      caveats: [...verdict.caveats],
       blockers: [...verdict.blockers],
       auto: isAutoAcceptable(verdict),
     };
@@ -424,6 +428,7 @@ export class MatchingService implements CrossEventLookup {
             matcher_polarity: v.polarity,
             confidence: v.confidence,
             reasons: JSON.stringify(v.reasons),
+            caveats: JSON.stringify(v.caveats),
             blockers: JSON.stringify(v.blockers),
             status: v.auto ? "verified" : "candidate",
             status_reason: null,
@@ -446,6 +451,7 @@ export class MatchingService implements CrossEventLookup {
         if (row.confidence !== v.confidence) opinion.confidence = v.confidence;
         if (!sameList(row.reasons, v.reasons)) opinion.reasons = JSON.stringify(v.reasons);
         if (!sameList(row.blockers, v.blockers)) opinion.blockers = JSON.stringify(v.blockers);
+        if (!sameList(row.caveats, v.caveats)) opinion.caveats = JSON.stringify(v.caveats);
         if (row.curated === 1) {
           // An admin decided: the matcher's opinion is kept beside the decision, never over it.
           if (Object.keys(opinion).length > 0)
@@ -736,6 +742,7 @@ export class MatchingService implements CrossEventLookup {
         matcher_polarity: null,
         confidence: 1,
         reasons: JSON.stringify(["Paired by an admin"]),
+        caveats: "[]",
         blockers: "[]",
         status: "verified",
         status_reason: null,

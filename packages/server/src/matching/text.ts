@@ -170,11 +170,15 @@ export function normalizeText(input: string): string {
 
 const normalizedCache = new Map<string, string>();
 
+/** "Mélenchon" -> "Melenchon": the venues write names with and without their diacritics. */
+export function foldDiacritics(text: string): string {
+  // Only text outside ASCII can carry a combining mark: most venue text skips the work.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range itself
+  return /^[\x00-\x7f]*$/.test(text) ? text : text.normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+}
+
 function normalizeUncached(input: string): string {
-  let s = ` ${input
-    .normalize("NFD")
-    .replace(/[\u0300-\u036f]/g, "")
-    .toLowerCase()} `;
+  let s = ` ${foldDiacritics(input).toLowerCase()} `;
   s = s
     .replace(/[\u2018\u2019\u201c\u201d"`]/g, " ")
     .replace(/[\u2013\u2014\u2212]/g, "-")
@@ -195,6 +199,8 @@ function normalizeUncached(input: string): string {
     u?.startsWith("c") ? `${d}°c` : `${d}°f`,
   );
   s = s.replace(/(\d)\s*(percent|per cent)\b/g, "$1%");
+  // House seats: "MI-07" and "MI-7" (Kalshi's legacy tickers) are one district.
+  s = s.replace(/\b([a-z]{2})-0(\d)\b/g, "$1-$2");
   for (const [pattern, replacement] of PHRASE_ALIASES) s = s.replace(pattern, replacement);
   return s.replace(/\s+/g, " ").trim();
 }

@@ -20,6 +20,11 @@ export interface MatchableMarket {
   /** The venue's label of the YES leg ("Yes", a team name, a strike like "Above 3.0%"). */
   yesLabel: string;
   noLabel: string;
+  /**
+   * The venue's own id of the market when it carries structure: a Kalshi ticker names its series
+   * (the competition, award or office) and often the season and the team ("KXNBA-27-SAS").
+   */
+  venueMarketId?: string | null;
 }
 
 /**
@@ -43,6 +48,12 @@ export interface MatchVerdict {
   confidence: number;
   /** Sentences a person can read: what agreed and what differed. */
   reasons: string[];
+  /**
+   * Differences in edge clauses only (how a tie, cancellation or postponement settles, the close
+   * instant, a source or a trigger named on one side only): the relation stands, but a settlement-
+   * strict arbitrage may want to skip the pair. Empty when none was found.
+   */
+  caveats: string[];
   /**
    * Why this verdict may not be accepted without a person even if confident (placeholder rules,
    * missing settlement source…). Empty when nothing blocks.

@@ -105,6 +105,7 @@ describe.each(STORE_BACKENDS)("matching API on %s", (store) => {
         confidence: 0.97,
         reasons: ["scripted identity"],
         blockers: [],
+        caveats: [],
         status: "verified",
         status_reason: null,
         status_note: null,

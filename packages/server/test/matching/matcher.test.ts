@@ -206,7 +206,13 @@ describe("the matcher on the fake venues' world", () => {
     });
     // One world pair is written "by December 31" on one venue and "before December 31" on the
     // other; the matcher reads those as different deadlines (a day apart) and says so.
-    expect(found.length).toBeGreaterThanOrEqual(positives.length - 1);
+    const missed = positives
+      .filter((l) => !found.includes(l))
+      .map((l) => {
+        const v = byPair.get(pairKey(`polymarket:${l.polymarket}`, `kalshi:${l.kalshi}`));
+        return `${l.polymarket} ~ ${l.kalshi} ${l.relation}: ${v ? `${v.relation} ${v.confidence} ${v.reasons.join("; ")}` : "not proposed"}`;
+      });
+    expect(found.length, missed.join("\n")).toBeGreaterThanOrEqual(positives.length - 1);
   });
 
   it("auto-accepts only listed pairs", () => {

@@ -82,6 +82,7 @@ export class ScriptedMatcher implements MatcherLike {
       polarity?: Polarity;
       reasons?: string[];
       blockers?: string[];
+      caveats?: string[];
     },
   ): void {
     const mine = this.#script.get(a) ?? new Map<string, MatchVerdict>();
@@ -95,6 +96,7 @@ export class ScriptedMatcher implements MatcherLike {
       confidence: verdict.confidence,
       reasons: verdict.reasons ?? [`scripted ${verdict.relation}`],
       blockers: verdict.blockers ?? [],
+      caveats: verdict.caveats ?? [],
     });
     this.#script.set(a, mine);
   }

@@ -398,6 +398,8 @@ export interface MatchesTable {
   /** JSON arrays of sentences. */
   reasons: string;
   blockers: string;
+  /** JSON array: edge-clause differences (migration 018). */
+  caveats: Generated<string>;
   /** candidate | verified | rejected */
   status: string;
   /** The reason code of a rejection. */

@@ -22,6 +22,7 @@ import { feeSchedules } from "./014_fee_schedules";
 import { venuePositions } from "./015_venue_positions";
 import { orderAmountNote } from "./016_order_amount_note";
 import { historyCoverage } from "./017_history_coverage";
+import { matchCaveats } from "./018_match_caveats";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -42,5 +43,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "015_venue_positions": venuePositions(dialect),
     "016_order_amount_note": orderAmountNote(dialect),
     "017_history_coverage": historyCoverage(dialect),
+    "018_match_caveats": matchCaveats(dialect),
   };
 }

@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { extractFeatures } from "../../src/matching/features";
+import predicates from "../../src/matching/knowledge/predicates.json" with { type: "json" };
+import { isAutoAcceptable } from "../../src/matching/matcher";
+import { conceptOf } from "../../src/matching/proposition";
+import { compareContracts } from "../../src/matching/relation";
+import { market } from "./markets";
+
+describe("the predicate data (knowledge/predicates.json)", () => {
+  it("puts no word in two groups, and every word finds its group", () => {
+    const seen = new Map<string, string>();
+    for (const [group, members] of Object.entries(predicates.groups))
+      for (const w of members) {
+        expect(seen.get(w), `${w} in ${group} and ${seen.get(w)}`).toBeUndefined();
+        seen.set(w, group);
+        expect(conceptOf(w)).toBe(`=${group}`);
+      }
+  });
+
+  it("folds word forms the groups do not list to one stem", () => {
+    expect(conceptOf("nomination")).toBe(conceptOf("nominee"));
+    expect(conceptOf("presidency")).toBe(conceptOf("presidential"));
+    expect(conceptOf("arrested")).not.toBe(conceptOf("out"));
+  });
+});
+
+describe("relations on real wording (issue 20)", () => {
+  const rules = (s: string) =>
+    `${s} Otherwise, this market will resolve to "No". The resolution source is a consensus of credible reporting.`;
+
+  it("does not auto-verify the same person and deadline with another predicate", () => {
+    const out = market(
+      "polymarket:out",
+      "polymarket",
+      "Netanyahu out by end of 2026?",
+      rules(
+        'This market will resolve to "Yes" if Benjamin Netanyahu ceases to be Prime Minister of Israel by December 31, 2026.',
+      ),
+    );
+    const arrested = market(
+      "kalshi:ARREST",
+      "kalshi",
+      "Will Benjamin Netanyahu be arrested before Jan 1, 2027?",
+      "If Benjamin Netanyahu has been arrested before Jan 1, 2027, then the market resolves to Yes.",
+    );
+    const v = compareContracts(extractFeatures(out), extractFeatures(arrested));
+    expect(v).not.toBeNull();
+    expect(isAutoAcceptable(v!)).toBe(false);
+    expect(v!.reasons.join(" ")).toMatch(/arrested/);
+  });
+
+  it("reports an edge clause as a caveat and keeps the relation", () => {
+    const a = market(
+      "polymarket:holmes",
+      "polymarket",
+      "Will Trump pardon Elizabeth Holmes before 2027?",
+      rules(
+        'This market will resolve to "Yes" if Donald Trump pardons Elizabeth Holmes by December 31, 2026. If the pardon is announced but not yet granted, the market resolves to No.',
+      ),
+    );
+    const b = market(
+      "kalshi:HOLMES",
+      "kalshi",
+      "Will Elizabeth Holmes receive a presidential pardon from Trump before Jan 1, 2027?",
+      "If Elizabeth Holmes receives a presidential pardon from Donald Trump before Jan 1, 2027, then the market resolves to Yes. If the pardon process is delayed, the market resolves to Yes only once granted.",
+    );
+    const v = compareContracts(extractFeatures(a), extractFeatures(b))!;
+    expect(v.relation).toBe("identity");
+    expect(v.caveats.length).toBeGreaterThan(0);
+  });
+
+  it("reads a season named by either year and a seat with or without its zero", () => {
+    const a = market(
+      "polymarket:mi7",
+      "polymarket",
+      "Will the Republican Party win the MI-07 House seat?",
+      rules(
+        "This market will resolve according to the party of the candidate who wins the MI-07 congressional district seat in the 2026 midterm elections.",
+      ),
+    );
+    const b = market(
+      "kalshi:HOUSEMI7-26-R",
+      "kalshi",
+      "Will Republican win the House race for MI-7?",
+      "If the House member sworn in for MI-07 for the term beginning in 2027 is a member of the Republican party, then the market resolves to Yes.",
+    );
+    const v = compareContracts(extractFeatures(a), extractFeatures(b))!;
+    expect(v.relation).toBe("identity");
+    expect(v.reasons.join(" ")).not.toMatch(/period differs/);
+  });
+});
