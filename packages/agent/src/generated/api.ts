@@ -2245,6 +2245,8 @@ export interface paths {
                             data: {
                                 /** @description What keeps the matcher from verifying it alone */
                                 blockers: string[];
+                                /** @description Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair */
+                                caveats: string[];
                                 /** @description The matcher's confidence in its relation (1 for a pair an admin made) */
                                 confidence: number;
                                 /** Format: date-time */
@@ -2394,6 +2396,8 @@ export interface paths {
                             data: {
                                 /** @description What keeps the matcher from verifying it alone */
                                 blockers: string[];
+                                /** @description Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair */
+                                caveats: string[];
                                 /** @description The matcher's confidence in its relation (1 for a pair an admin made) */
                                 confidence: number;
                                 /** Format: date-time */
@@ -2464,6 +2468,8 @@ export interface paths {
                             data: {
                                 /** @description What keeps the matcher from verifying it alone */
                                 blockers: string[];
+                                /** @description Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair */
+                                caveats: string[];
                                 /** @description The matcher's confidence in its relation (1 for a pair an admin made) */
                                 confidence: number;
                                 /** Format: date-time */
@@ -2601,6 +2607,8 @@ export interface paths {
                             data: {
                                 /** @description What keeps the matcher from verifying it alone */
                                 blockers: string[];
+                                /** @description Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair */
+                                caveats: string[];
                                 /** @description The matcher's confidence in its relation (1 for a pair an admin made) */
                                 confidence: number;
                                 /** Format: date-time */
@@ -2754,6 +2762,8 @@ export interface paths {
                             data: {
                                 /** @description What keeps the matcher from verifying it alone */
                                 blockers: string[];
+                                /** @description Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair */
+                                caveats: string[];
                                 /** @description The matcher's confidence in its relation (1 for a pair an admin made) */
                                 confidence: number;
                                 /** Format: date-time */
@@ -2910,6 +2920,8 @@ export interface paths {
                             data: {
                                 /** @description What keeps the matcher from verifying it alone */
                                 blockers: string[];
+                                /** @description Differences in edge clauses only (how a tie, cancellation or postponement settles, the close instant, a source or trigger named on one side only): the relation stands; a settlement-strict arbitrage may skip the pair */
+                                caveats: string[];
                                 /** @description The matcher's confidence in its relation (1 for a pair an admin made) */
                                 confidence: number;
                                 /** Format: date-time */
@@ -4195,6 +4207,8 @@ export interface paths {
                                         profit: number;
                                         size: number;
                                     } | null;
+                                    /** @description The pair's edge-clause differences: a settlement-strict arbitrage skips a pair that has any */
+                                    caveats: string[];
                                     confidence: number;
                                     /** @description Both legs' cost at `size`, before fees (USD) */
                                     cost: number;
@@ -4270,6 +4284,8 @@ export interface paths {
                                 event_id: string;
                                 /** @description Every pair of the event */
                                 pairs: {
+                                    /** @description Edge-clause differences (tie, cancellation or postponement handling, close instant, a source or trigger named on one side only); empty when none */
+                                    caveats: string[];
                                     confidence: number;
                                     market_a: string;
                                     market_b: string;

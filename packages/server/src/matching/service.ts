@@ -827,6 +827,7 @@ export class MatchingService implements CrossEventLookup {
         polarity: p.polarity as Polarity,
         status: p.status as MatchStatus,
         confidence: p.confidence,
+        caveats: parseCaveats(p.caveats),
       })),
     };
   }
@@ -897,4 +898,14 @@ export class MatchingService implements CrossEventLookup {
 
 function notFound(id: string): AppError {
   return new AppError("MATCH_NOT_FOUND", `No match ${id}`, { match_id: id });
+}
+
+/** A stored caveats column (a JSON array of sentences); an unreadable one reads as none. */
+function parseCaveats(column: string | undefined): string[] {
+  try {
+    const parsed = JSON.parse(column ?? "[]") as unknown;
+    return Array.isArray(parsed) ? parsed.filter((x): x is string => typeof x === "string") : [];
+  } catch {
+    return [];
+  }
 }

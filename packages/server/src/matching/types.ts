@@ -87,6 +87,8 @@ export interface CrossEventPair {
   polarity: Polarity;
   status: "candidate" | "verified" | "rejected";
   confidence: number;
+  /** Edge-clause differences (`MatchVerdict.caveats`): a settlement-strict arbitrage skips these. */
+  caveats: string[];
 }
 
 /**

@@ -391,6 +391,7 @@ function arbitrageView(
     // A rejected pair is never compared (choosePair).
     status: pair.status === "verified" ? "verified" : "candidate",
     confidence: pair.confidence,
+    caveats: pair.caveats,
     min_size: microsToNumber(minSize),
     legs: legViews(best, sides, at),
     depth: microsToNumber(best.depth),

@@ -141,6 +141,10 @@ export const ArbitrageSchema = Type.Object(
       description: "Only a verified pair can be an arbitrage_opportunity",
     }),
     confidence: Type.Number(),
+    caveats: Type.Array(Type.String(), {
+      description:
+        "The pair's edge-clause differences: a settlement-strict arbitrage skips a pair that has any",
+    }),
     min_size: Type.Number({
       description:
         "Contracts an opportunity must reach: ARBITRAGE_MIN_CONTRACTS or either venue's minimum order size",
@@ -193,6 +197,10 @@ export const PairSchema = Type.Object({
   polarity: Type.String(),
   status: Type.String(),
   confidence: Type.Number(),
+  caveats: Type.Array(Type.String(), {
+    description:
+      "Edge-clause differences (tie, cancellation or postponement handling, close instant, a source or trigger named on one side only); empty when none",
+  }),
   selected: Type.Boolean({ description: "The pair whose markets are compared" }),
 });
 

@@ -46,6 +46,7 @@ function pair(market_a: string, market_b: string, overrides: Partial<CrossEventP
     polarity: "same",
     status: "verified",
     confidence: 0.97,
+    caveats: [],
     ...overrides,
   };
 }
@@ -251,6 +252,16 @@ describe.each(STORE_BACKENDS)("GET /v1/prices/compare on %s", (backend) => {
     expect(data.spread_analysis.arbitrage_opportunity).toBe(false);
     expect(data.arbitrage).toMatchObject({ status: "candidate", size: 40, profit: 0.51 });
     expect(data.arbitrage_reason.code).toBe("pair_not_verified");
+  });
+
+  it("shows a pair's caveats on the pair and on its arbitrage, so a strict arbitrage can skip it", async () => {
+    const caveats = ["cancelled handling differs: 50-50 vs fair-price"];
+    lookup.events = [
+      event("xev_fed", "Fed decision in December 2026", [pair(pmId(FED_PM), FED_KX, { caveats })]),
+    ];
+    const data = await compare("event_id=xev_fed");
+    expect(data.pairs[0].caveats).toEqual(caveats);
+    expect(data.arbitrage.caveats).toEqual(caveats);
   });
 
   it("says no opportunity when the edge is gone from the books", async () => {
