@@ -82,6 +82,11 @@ export interface ContractFeatures {
    * ("Will 2026 be …"): one of them is stale, so the market is not matched without a person.
    */
   tickerYearConflict: string | null;
+  /**
+   * The major party YES is about when the question names exactly one ("Will the Democrats win the
+   * Florida Senate race?"): in a two-party race, the other party's market is its complement.
+   */
+  yesParty: "democrat" | "republican" | null;
   /** Teams the question, event title and YES label name (`knowledge/teams.json`), by id. */
   teams: Set<string>;
   /** Entity keys that are words of a team's name as written ("borussia", "crimson", "tide"). */
@@ -99,6 +104,8 @@ export interface ContractFeatures {
   /** Content words of the rules (a second opinion on the subject when titles are terse). */
   rulesContent: Map<string, number>;
   measure: Measure | null;
+  /** The condition was read from a number the question itself states (not from the rules alone). */
+  measureInQuestion: boolean;
   /** The date the question is about. */
   date: DateMention | null;
   /** Every day the question and rules mention (ranges give both ends). */
@@ -299,7 +306,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     for (const l of fromTicker.leagues) topics.add(`league:${l}`);
   }
   // Teams, read with the leagues the market is about ("Kansas City" is the Chiefs in the NFL).
-  const leagues = [...topics].filter((t) => t.startsWith("league:")).map((t) => t.slice(7));
+  const leagues = teamLeagues([...topics].filter((t) => t.startsWith("league:")).map((t) => t.slice(7)));
   const teams = new Set<string>();
   const teamWords = new Set<string>();
   for (const m of findTeams(topicText, leagues)) {
@@ -331,8 +338,8 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   for (const [stance, pattern] of STANCE_PATTERNS) if (pattern.test(aliasedQuestion)) stances.add(stance);
 
   const rulesNumbers = new RulesNumbers(rules);
-  const measure =
-    extractMeasure(question, rulesNumbers, allText, stances) ?? rulesMeasure(rulesNumbers, allText);
+  const questionMeasure = extractMeasure(question, rulesNumbers, allText, stances);
+  const measure = questionMeasure ?? rulesMeasure(rulesNumbers, allText);
   const yearOf = yearNear(closeDay);
   const questionDates = findDates(question, yearOf);
   const eventDates = findDates(eventTitle, yearOf);
@@ -518,6 +525,12 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
 
   const keys: string[] = [];
   const month = date ? date.key.slice(0, 7) : closeDay ? closeDay.slice(0, 7) : "";
+  // The venues' structure as well as their words: the same team, and the same named competition,
+  // award or office in the same season, whatever each venue calls them ("San Antonio" / "Spurs",
+  // "Pro Football Championship" / "Super Bowl"; a Kalshi series names one without a word of it).
+  for (const t of teams) keys.push(`tm:${t}`);
+  const season = date?.level === "year" ? (date.alt ?? date.key) : month.slice(0, 4);
+  for (const t of topics) if (!t.startsWith("league:") && season) keys.push(`tp:${t}|${season}`);
   for (const t of participants) {
     if (TEAM_SET.has(t)) entities.add(t);
     const city = cityOf(t);
@@ -544,6 +557,10 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     topics,
     topicWords,
     tickerYearConflict: tickerYearConflictOf(market, date),
+    // The question's own words first; else a YES label naming a party ("Which party will win…?
+    // (Republican)").
+    yesParty:
+      yesPartyOf(normalizeText(questionCore)) ?? (labelText ? yesPartyOf(normalizeText(labelText)) : null),
     teams,
     teamWords,
     nameRunOf,
@@ -553,6 +570,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     content,
     rulesContent: countWords(contentWords(rules)),
     measure,
+    measureInQuestion: questionMeasure !== null,
     date,
     closeDay,
     allDays: new Set(
@@ -591,4 +609,38 @@ function tickerYearConflictOf(market: MatchableMarket, date: DateMention | null)
   if (!segment || !/^\d\d$/.test(segment)) return null;
   const year = String(2000 + Number(segment));
   return year === date.key || year === date.alt ? null : `ticker ${year}, title ${date.key}`;
+}
+
+/**
+ * The one major party a question makes its subject (after the aliases: Democratic, Dems, GOP…),
+ * else null. "flip from Republican control" names a party YES is not about.
+ */
+function yesPartyOf(normalizedQuestion: string): ContractFeatures["yesParty"] {
+  const named = new Set<string>();
+  for (const m of normalizedQuestion.matchAll(/(\w+ )?\b(democrat|republican)\b/g))
+    if (!/^(from|against|over|than|not) $/.test(m[1] ?? "")) named.add(m[2]!);
+  return named.size === 1 ? (named.values().next().value as "democrat" | "republican") : null;
+}
+
+/**
+ * The team leagues (`knowledge/teams.json`) a market's leagues draw teams from: a European club
+ * competition draws on every European league, college sports on the NCAA, a nations' tournament on
+ * national teams.
+ */
+function teamLeagues(leagues: string[]): string[] {
+  const out = new Set<string>();
+  for (const league of leagues) {
+    if (league === "ucl" || league === "uel" || league === "uecl" || league === "club-world-cup")
+      for (const l of ["epl", "laliga", "bundesliga", "seriea", "ligue1", "europe-other"]) out.add(l);
+    else if (league === "ncaaf" || league === "ncaab" || league === "cfp") out.add("ncaa");
+    else if (
+      league === "nations-league" ||
+      league === "world-cup" ||
+      league === "euros" ||
+      league === "copa-america"
+    )
+      out.add("national");
+    else out.add(league);
+  }
+  return [...out];
 }

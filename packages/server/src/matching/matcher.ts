@@ -114,7 +114,7 @@ export class Matcher {
       if (!ids || ids.size === 0 || ids.size > MAX_POSTING) continue;
       // Rare keys say more; an entity in the same month says more than the entity alone.
       const weight =
-        (key.startsWith("em:") || key.startsWith("ec:")
+        (key.startsWith("em:") || key.startsWith("ec:") || key.startsWith("tm:")
           ? 2
           : key.startsWith("nv:")
             ? 1.5

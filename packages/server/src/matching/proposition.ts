@@ -25,6 +25,7 @@ const FRAME_WORDS = new Set(
   (
     "will would next season regular party candidate candidates race seat seats contest official officially " +
     "election elections midterm midterms following after confirmed serve serves formation formed " +
+    "head government local " +
     "market listed team teams player players people person anyone someone somebody who whom year years " +
     "upcoming current currently new another any ever again still just also already formally publicly " +
     "get gets got become becomes became named name take takes place award awards held " +
@@ -36,6 +37,19 @@ const FRAME_WORDS = new Set(
 
 /** The concept a word stands for: its synonym group, else its stem. */
 export function conceptOf(word: string): string {
+  // Words repeat across a catalog's rules far more than they vary: remember the answers.
+  let concept = conceptCache.get(word);
+  if (concept === undefined) {
+    concept = conceptUncached(word);
+    if (conceptCache.size >= 50_000) conceptCache.clear();
+    conceptCache.set(word, concept);
+  }
+  return concept;
+}
+
+const conceptCache = new Map<string, string>();
+
+function conceptUncached(word: string): string {
   const group = GROUP_OF.get(word);
   if (group) return group;
   let w = word;

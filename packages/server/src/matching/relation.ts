@@ -282,8 +282,12 @@ export function compareContracts(
     f.concepts.has(conceptOf(e)) ||
     // "US-Iran" is mentioned by "the U.S. and Iran".
     (e.includes("-") && e.split("-").every((part) => part.length < 2 || mentions(f, part)));
+  // The two major parties' markets of one race: the parties differ, the race must not.
+  const partySwap = a.yesParty !== null && b.yesParty !== null && a.yesParty !== b.yesParty;
   const missing = (f: ContractFeatures, other: ContractFeatures) => {
-    const all = [...f.subjectEntities].filter((e) => !mentions(other, e));
+    const all = [...f.subjectEntities].filter(
+      (e) => !mentions(other, e) && !(partySwap && (e === "democrat" || e === "republican")),
+    );
     // Part of a longer form of a name the other side writes shorter ("Borussia Dortmund" / "Dortmund",
     // "Francis James Allison Oyague" / "Francis Allison"): an aside, not another subject.
     // Two other words of the run must be there: one alone could be another name ("Ivanka Trump" /
@@ -405,6 +409,14 @@ export function compareContracts(
       else conflicts.push(`threshold differs: ${described}`);
       if (ma.from !== "rules" || mb.from !== "rules") confidence *= 0.95;
     }
+  } else if ((ma || mb) && (ma ?? mb)!.from === "rules" && !a.measureInQuestion && !b.measureInQuestion) {
+    // A number only one side's rules mention while neither question asks about a number ("a
+    // candidate must secure over 50% to win outright in the first round"): how the event works,
+    // not a condition of its own.
+    reasons.push(
+      `only ${ma ? "A" : "B"}'s rules state a number (${(ma ?? mb)!.text}); neither question asks one`,
+    );
+    confidence *= 0.95;
   } else if (ma || mb) {
     const m = (ma ?? mb)!;
     conflicts.push(`only ${ma ? "A" : "B"} states a numeric condition (${m.text})`);
@@ -413,6 +425,13 @@ export function compareContracts(
   } else if ((a.yesSubject === "draw") !== (b.yesSubject === "draw") && (a.yesSubject || b.yesSubject)) {
     relation = "disjoint";
     conflicts.push(`YES is a draw on ${a.yesSubject === "draw" ? "A" : "B"} only`);
+  } else if (partySwap && (a.legislative || a.executive) && (b.legislative || b.executive)) {
+    // One race, the other major party on each side: YES on one is NO on the other, unless neither
+    // major party wins (an independent), where both pay No.
+    relation = "complement";
+    reasons.push(`opposite major parties of one race: YES is ${a.yesParty} on A and ${b.yesParty} on B`);
+    caveats.push("a winner from neither major party (an independent) resolves both No");
+    confidence *= 0.98;
   } else if (contest && a.yesSubject && b.yesSubject) {
     if (sameSide(a.yesSubject, b.yesSubject)) {
       reasons.push(`same side of the contest: ${a.yesSubject}`);

@@ -88,4 +88,33 @@ describe("relations on real wording (issue 20)", () => {
     expect(v.relation).toBe("identity");
     expect(v.reasons.join(" ")).not.toMatch(/period differs/);
   });
+
+  it("reads the other major party's market of one race as its complement, with a caveat", () => {
+    const dem = market(
+      "polymarket:fl-d",
+      "polymarket",
+      "Will the Democrats win the Florida Senate race in 2026?",
+      rules("This market will resolve according to the winner of the 2026 Florida U.S. Senate election."),
+    );
+    const rep = market(
+      "kalshi:SENATEFLS-26-R",
+      "kalshi",
+      "Will Republicans win the Senate race in Florida? (Ashley Moody)",
+      "If a representative of the Republican party is sworn in as a Senator of Florida for the term beginning in 2027, then the market resolves to Yes.",
+      { yesLabel: "Ashley Moody" },
+    );
+    const v = compareContracts(extractFeatures(dem), extractFeatures(rep))!;
+    expect(v.relation).toBe("complement");
+    expect(v.polarity).toBe("inverted");
+    expect(v.caveats.join(" ")).toMatch(/neither major party/);
+    // Another state's race is another contract.
+    const kansas = market(
+      "kalshi:SENATEKS-26-R",
+      "kalshi",
+      "Will Republicans win the Senate race in Kansas?",
+      "If a representative of the Republican party is sworn in as a Senator of Kansas for the term beginning in 2027, then the market resolves to Yes.",
+    );
+    const other = compareContracts(extractFeatures(dem), extractFeatures(kansas));
+    expect(other === null || !isAutoAcceptable(other)).toBe(true);
+  });
 });
