@@ -255,7 +255,12 @@ function foldedMarket(market: MatchableMarket): MatchableMarket {
  * linearly with its text (bench/matching-adversarial.ts): everything else reads bounded text.
  */
 export function readFeatures(market: MatchableMarket): ContractFeatures {
-  const labelText = isGeneric(market.yesLabel) ? "" : market.yesLabel;
+  // A YES label that repeats the question (or is one) names no side: "Will Dallas beat
+  // Philadelphia?" as a label would otherwise read its last city as the side YES is about.
+  const labelText =
+    isGeneric(market.yesLabel) || market.yesLabel === market.question || /\?\s*$/.test(market.yesLabel)
+      ? ""
+      : market.yesLabel;
   const questionRaw = [
     market.question,
     labelText && !market.question.includes(labelText) ? `(${labelText})` : "",
@@ -428,6 +433,11 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
 
   const basis = new Set<string>();
   for (const [name, pattern] of BASIS_PATTERNS) if (pattern.test(aliasedQuestion)) basis.add(name);
+  // Kalshi states the condition in one sentence: "If Anthropic confirms an IPO before …, then the
+  // market resolves to Yes." When that condition is a party confirming its own plan, the
+  // confirmation is what counts, whatever the title says ("Who will IPO before 2027?"). ("The FOMC
+  // announces a cut" is the event itself: an official body's announcement is how it happens.)
+  if (/^\s*if\b[^.]{0,120}?\bconfirms\b/.test(rules)) basis.add("announce");
   const rulesBasis = new Set<string>();
   for (const [name, pattern] of BASIS_PATTERNS) if (pattern.test(rules)) rulesBasis.add(name);
   for (const b of ["call", "certify", "inaugurate"]) if (rulesBasis.has(b)) basis.add(`rules:${b}`);

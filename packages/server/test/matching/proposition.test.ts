@@ -117,4 +117,46 @@ describe("relations on real wording (issue 20)", () => {
     const other = compareContracts(extractFeatures(dem), extractFeatures(kansas));
     expect(other === null || !isAutoAcceptable(other)).toBe(true);
   });
+
+  it("reads no side from a YES label that repeats the question", () => {
+    const question = "Will Dallas beat Philadelphia on January 3, 2027?";
+    const k = market(
+      "kalshi:KXNFLGAME-27JAN03DALPHI-DAL",
+      "kalshi",
+      question,
+      "If the Dallas Cowboys win the game against the Philadelphia Eagles scheduled for January 3, 2027, the market resolves to Yes.",
+      { yesLabel: question },
+    );
+    // The label's last city (Philadelphia) is not the side YES is about.
+    expect(extractFeatures(k).yesSubject).not.toBe("eagles");
+    const pm = market(
+      "polymarket:dal-phi",
+      "polymarket",
+      "Cowboys vs. Eagles",
+      "This market will resolve to Cowboys if the Dallas Cowboys win their game against the Philadelphia Eagles scheduled for January 3, 2027, and to Eagles otherwise.",
+      { yesLabel: "Cowboys", noLabel: "Eagles" },
+    );
+    expect(compareContracts(extractFeatures(pm), extractFeatures(k))?.relation).not.toBe("complement");
+  });
+
+  it("tells an announcement stated in Kalshi's condition sentence from the event itself", () => {
+    const ipo = market(
+      "polymarket:anthropic-ipo",
+      "polymarket",
+      "Will Anthropic IPO by December 31, 2026?",
+      rules(
+        'This market will resolve to "Yes" if Anthropic shares are listed on a public securities exchange and open for trading by 11:59 PM ET on December 31, 2026.',
+      ),
+    );
+    const confirms = market(
+      "kalshi:KXIPO-26-ANTHROPIC",
+      "kalshi",
+      "Who will IPO before 2027? (Anthropic)",
+      "If Anthropic confirms an IPO before Jan 1, 2027, then the market resolves to Yes.",
+      { yesLabel: "Anthropic" },
+    );
+    const v = compareContracts(extractFeatures(ipo), extractFeatures(confirms))!;
+    expect(isAutoAcceptable(v)).toBe(false);
+    expect(v.reasons.join(" ")).toMatch(/an announcement/);
+  });
 });
