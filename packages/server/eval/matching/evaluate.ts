@@ -135,6 +135,11 @@ export function evaluate(records: PairRecord[]) {
   /** True pairs (identity, complement) and how many of them the index proposed. */
   let positives = 0;
   let positivesProposed = 0;
+  /**
+   * The settlement-strict view (records with a strict label): auto-verified pairs without caveats,
+   * and how many of them the strict label also calls identity or complement.
+   */
+  const strict = { autoWithoutCaveats: 0, strictRight: 0, autoWithCaveats: 0, strictRelatedFlagged: 0 };
 
   for (const [key, { record }] of labelled) {
     const v = predicted.get(key);
@@ -149,6 +154,16 @@ export function evaluate(records: PairRecord[]) {
     }
     const auto = v !== undefined && isAutoAcceptable(v);
     const positive = record.label === "identity" || record.label === "complement";
+    if (auto && record.strict !== undefined && rel === record.label) {
+      const strictPositive = record.strict === "identity" || record.strict === "complement";
+      if (v.caveats.length === 0) {
+        strict.autoWithoutCaveats++;
+        if (strictPositive) strict.strictRight++;
+      } else {
+        strict.autoWithCaveats++;
+        if (!strictPositive) strict.strictRelatedFlagged++;
+      }
+    }
     if (positive) {
       positives++;
       if (v) positivesProposed++;
@@ -202,5 +217,6 @@ export function evaluate(records: PairRecord[]) {
     positives,
     positivesProposed,
     unlabelledAuto,
+    strict,
   };
 }

@@ -84,6 +84,7 @@ function reportSet(name: string, files: string[], records: PairRecord[]): void {
     positives,
     positivesProposed,
     unlabelledAuto,
+    strict,
   } = evaluate(records);
 
   // --explain <pair id>: both markets' features and the direct verdict, then stop.
@@ -169,6 +170,10 @@ function reportSet(name: string, files: string[], records: PairRecord[]): void {
     for (const [label, m] of confusion)
       if ((counts.get(label) ?? 0) > 0)
         console.log(`${label.padEnd(12)}${LABELS.map((p) => String(m.get(p)).padStart(11)).join("")}`);
+    if (strict.autoWithoutCaveats + strict.autoWithCaveats > 0)
+      console.log(
+        `\nSettlement-strict view (correct auto-verified pairs): ${strict.autoWithoutCaveats} without caveats, of which the strict label keeps ${strict.strictRight} as identity/complement; ${strict.autoWithCaveats} with caveats, of which the strict label calls ${strict.strictRelatedFlagged} related (the caveat flags a real edge difference)`,
+      );
     if (unlabelledAuto.length > 0)
       console.log(
         `\nAuto-accepted pairs no record labels: ${unlabelledAuto.length} (counted as false positives)`,

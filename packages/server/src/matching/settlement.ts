@@ -214,7 +214,7 @@ export function voidPolicyOf(rules: string): Map<string, string> {
             s,
           )
         ? "postponed"
-        : /\b(tie|tied|ties|draw|drawn|dead heat)\b|\b(is|are) (exactly )?equal\b(?! to)|\bidentical\b/.test(
+        : /\b(tie|tied|ties|draw|drawn|dead heat)\b|\b(is|are) (exactly )?equal\b(?! to)|\bidentical\b|\bmultiple winners\b|\bmultiple [a-z]+ (are|is) declared\b|\bco-?winners?\b/.test(
               s,
             )
           ? "tie"
@@ -224,20 +224,28 @@ export function voidPolicyOf(rules: string): Map<string, string> {
     const saysYes = /\b(resolve[sd]?|settles?) (to |as )?yes\b|\byes\b["']? (if|when)\b/.test(s);
     const outcome = /\b50-50\b|\b50\/50\b|\bfifty-fifty\b|\bsplit\b|\b0\.5\b|\$0\.50\b/.test(s)
       ? "50-50"
-      : /\bfair (price|value)\b|\blast (traded|fair) price\b/.test(s)
-        ? "fair-price"
-        : /\b(remain|remains|stay|stays|kept|keep) open\b|\buntil (it is |the [a-z]+ is )?(played|completed|published|released|held)\b/.test(
-              s,
-            )
-          ? "open"
-          : /\brefund|\bvoid\b/.test(s)
-            ? "void"
-            : saysNo && !saysYes
-              ? "no"
-              : saysYes && !saysNo
-                ? "yes"
-                : null; // both or neither: a sentence about several outcomes says nothing plain
+      : // Polymarket's multi-outcome events: every listed outcome pays No when "Other" wins.
+        /\bresolve[sd]? to ["'\u201c\u201d]?other\b/.test(s)
+        ? "other"
+        : /\balphabetical/.test(s)
+          ? "alphabetical"
+          : /\bfair (price|value)\b|\blast (traded|fair) price\b/.test(s)
+            ? "fair-price"
+            : /\b(remain|remains|stay|stays|kept|keep) open\b|\buntil (it is |the [a-z]+ is )?(played|completed|published|released|held)\b/.test(
+                  s,
+                )
+              ? "open"
+              : /\brefund|\bvoid\b/.test(s)
+                ? "void"
+                : saysNo && !saysYes
+                  ? "no"
+                  : saysYes && !saysNo
+                    ? "yes"
+                    : null; // both or neither: a sentence about several outcomes says nothing plain
     if (outcome) out.set(situation, outcome);
+    // A cancellation or postponement clause whose outcome the text does not give (cut short, or
+    // "as the venue decides"): still an edge clause the other venue may settle otherwise.
+    else if (situation !== "tie") out.set(situation, "unstated");
   }
   return out;
 }
