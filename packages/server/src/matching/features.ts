@@ -30,7 +30,6 @@ import {
   RulesNumbers,
   rulesMeasure,
 } from "./measures";
-import { conceptsOf } from "./proposition";
 import {
   BASIS_PATTERNS,
   namedSourcesOf,
@@ -97,8 +96,6 @@ export interface ContractFeatures {
   allWords: Set<string>;
   /** Words of the question and its YES label, in order (the predicate is read from them). */
   questionWords: string[];
-  /** Concepts of every word of the market's text (`proposition.ts`): does it speak of X at all? */
-  concepts: Set<string>;
   /** Content words of the question side with counts (subject similarity). */
   content: Map<string, number>;
   /** Content words of the rules (a second opinion on the subject when titles are terse). */
@@ -576,7 +573,6 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     nameRunOf,
     allWords,
     questionWords,
-    concepts: conceptsOf(allTextWords),
     content,
     rulesContent: countWords(contentWords(rules)),
     measure,

@@ -63,14 +63,18 @@ function conceptUncached(word: string): string {
   return GROUP_OF.get(w) ?? stemmed;
 }
 
-/** Every concept of a text's words (a hyphenated word also counts by its parts). */
-export function conceptsOf(words: Iterable<string>): Set<string> {
-  const out = new Set<string>();
+/**
+ * Whether any of a market's words (a hyphenated word also by its parts) stands for `concept`. A scan
+ * rather than a stored set of every word's concept: asked only of the few predicate words and names
+ * a comparison needs, and `conceptOf` answers from its memo.
+ */
+export function usesConcept(words: Iterable<string>, concept: string): boolean {
   for (const w of words) {
-    out.add(conceptOf(w));
-    if (w.includes("-")) for (const part of w.split("-")) if (part.length > 1) out.add(conceptOf(part));
+    if (conceptOf(w) === concept) return true;
+    if (w.includes("-"))
+      for (const part of w.split("-")) if (part.length > 1 && conceptOf(part) === concept) return true;
   }
-  return out;
+  return false;
 }
 
 /**
@@ -105,9 +109,9 @@ function stemOf(word: string): string {
   return word;
 }
 
-/** The words of `predicate` whose concept the other market's text never uses. */
-export function uncoveredWords(predicate: Map<string, string>, otherConcepts: Set<string>): string[] {
+/** The words of `predicate` whose concept the other market's text (its words) never uses. */
+export function uncoveredWords(predicate: Map<string, string>, otherWords: Iterable<string>): string[] {
   const out: string[] = [];
-  for (const [concept, word] of predicate) if (!otherConcepts.has(concept)) out.push(word);
+  for (const [concept, word] of predicate) if (!usesConcept(otherWords, concept)) out.push(word);
   return out;
 }

@@ -5,7 +5,7 @@
  * or tie/cancellation handling makes two otherwise identical questions a different contract.
  */
 import { type ContractFeatures, entityAliases, type Measure, measureText, sameSide } from "./features";
-import { conceptOf, predicateOf, uncoveredWords } from "./proposition";
+import { conceptOf, predicateOf, uncoveredWords, usesConcept } from "./proposition";
 import { contentWords, normalizeText } from "./text";
 import type { MatchVerdict, Polarity, Relation } from "./types";
 
@@ -279,7 +279,7 @@ export function compareContracts(
     ((a.topicWords.has(e) || b.topicWords.has(e)) && sharedTopic) ||
     // A word of a team's name the other side writes another way ("Borussia Dortmund" / "Dortmund").
     ((a.teamWords.has(e) || b.teamWords.has(e)) && sharedTeam) ||
-    f.concepts.has(conceptOf(e)) ||
+    usesConcept(f.allWords, conceptOf(e)) ||
     // "US-Iran" is mentioned by "the U.S. and Iran".
     (e.includes("-") && e.split("-").every((part) => part.length < 2 || mentions(f, part)));
   // The two major parties' markets of one race: the parties differ, the race must not.
@@ -631,8 +631,8 @@ export function compareContracts(
   // Same names and the same date are not the same question: "out by 2027" / "arrested before 2027".
   // Names the questions themselves use (an event title's capitals are often just headline style).
   const names = new Set([...a.subjectEntities, ...b.subjectEntities]);
-  const unsaidOnB = uncoveredWords(predicateOf(a.questionWords, names), b.concepts);
-  const unsaidOnA = uncoveredWords(predicateOf(b.questionWords, names), a.concepts);
+  const unsaidOnB = uncoveredWords(predicateOf(a.questionWords, names), b.allWords);
+  const unsaidOnA = uncoveredWords(predicateOf(b.questionWords, names), a.allWords);
   // Only where no numeric condition was compared: with one, the words around it ("rise above",
   // "fewer than", "stay below") are the condition, already read and compared as a set of outcomes.
   // Nor on a complement read from opposite framings ("hold" / "flip", "stays" / "out"): its words
