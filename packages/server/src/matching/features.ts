@@ -435,9 +435,6 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   // confirmation is what counts, whatever the title says ("Who will IPO before 2027?"). ("The FOMC
   // announces a cut" is the event itself: an official body's announcement is how it happens.)
   if (/^\s*if\b[^.]{0,120}?\bconfirms\b/.test(rules)) basis.add("announce");
-  const rulesBasis = new Set<string>();
-  for (const [name, pattern] of BASIS_PATTERNS) if (pattern.test(rules)) rulesBasis.add(name);
-  for (const b of ["call", "certify", "inaugurate"]) if (rulesBasis.has(b)) basis.add(`rules:${b}`);
   let trigger: ContractFeatures["trigger"] = null;
   let triggerAt = Number.POSITIVE_INFINITY;
   for (const [name, pattern] of BASIS_PATTERNS) {

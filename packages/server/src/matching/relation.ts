@@ -553,8 +553,8 @@ export function compareContracts(
   }
 
   // --- What has to happen ----------------------------------------------------------------------
-  const basisA = [...a.basis].filter((x) => !x.startsWith("rules:"));
-  const basisB = [...b.basis].filter((x) => !x.startsWith("rules:"));
+  const basisA = [...a.basis];
+  const basisB = [...b.basis];
   const onlyA = basisA.filter((x) => !b.basis.has(x));
   const onlyB = basisB.filter((x) => !a.basis.has(x));
   if (onlyA.length > 0 || onlyB.length > 0) {
