@@ -145,9 +145,13 @@ export function entityKey(token: string): string | null {
  * Capitalised runs of the original text (proper nouns), normalised as a whole so "Federal Reserve"
  * becomes "fed"; plus known team names and assets wherever they appear.
  */
-export function extractEntities(text: string, normalized: string[]): Set<string> {
+export function extractEntities(
+  text: string,
+  normalized: string[],
+  runs: string[][] = nameRuns(text),
+): Set<string> {
   const out = new Set<string>();
-  for (const run of nameRuns(text)) for (const key of run) out.add(key);
+  for (const run of runs) for (const key of run) out.add(key);
   for (const w of normalized) if (TEAM_SET.has(w) || ASSETS.has(w)) out.add(w);
   return out;
 }

@@ -323,10 +323,12 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     if (team) teams.add(team.id);
   }
   const questionCore = questionRaw.replace(/\([^()]*\)/g, " ");
+  const questionCoreNormalized = normalizeText(questionCore);
+  const coreRuns = nameRuns(questionCore);
   const nameRunOf = new Map<string, string[]>();
-  for (const run of nameRuns(questionCore)) for (const key of run) nameRunOf.set(key, run);
+  for (const run of coreRuns) for (const key of run) nameRunOf.set(key, run);
   const coreSubject = new Set(
-    [...extractEntities(questionCore, words(normalizeText(questionCore)))].filter((e) =>
+    [...extractEntities(questionCore, words(questionCoreNormalized), coreRuns)].filter((e) =>
       subjectEntities.has(e),
     ),
   );
@@ -563,8 +565,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     tickerYearConflict: tickerYearConflictOf(market, date),
     // The question's own words first; else a YES label naming a party ("Which party will win…?
     // (Republican)").
-    yesParty:
-      yesPartyOf(normalizeText(questionCore)) ?? (labelText ? yesPartyOf(normalizeText(labelText)) : null),
+    yesParty: yesPartyOf(questionCoreNormalized) ?? (labelText ? yesPartyOf(normalizeText(labelText)) : null),
     teams,
     teamWords,
     nameRunOf,

@@ -16,10 +16,12 @@ function contentWordsOf(text: string | null): string[] {
 export type Idf = (word: string) => number;
 
 /**
- * The confidence at most of a verdict one of whose questions uses words the other market never does:
- * below the auto-accept threshold, so a person reads both.
+ * The confidence at most of a verdict the matcher cannot vouch for though nothing in it conflicts: a
+ * question's words the other market never uses, a name on one side only, a Kalshi ticker's year
+ * against its title's, named topics that differ. Below the auto-accept threshold, so a person reads
+ * both markets.
  */
-export const PREDICATE_UNSURE_CONFIDENCE = 0.85;
+export const UNSURE_CONFIDENCE = 0.85;
 
 const SOURCE_GROUP_NAMES: Record<string, string> = {
   station: "weather station",
@@ -332,7 +334,7 @@ export function compareContracts(
     if (cos < 0.3) return null;
     confidence = Math.min(
       confidence * 0.96 ** Math.min(3, missingA.length + missingB.length),
-      PREDICATE_UNSURE_CONFIDENCE,
+      UNSURE_CONFIDENCE,
     );
     reasons.push(`named on one side only: ${[...missingA, ...missingB].join(", ")}`);
   } else if (cos < 0.2) {
@@ -638,7 +640,7 @@ export function compareContracts(
   // Nor on a complement read from opposite framings ("hold" / "flip", "stays" / "out"): its words
   // differ by design, and the framing was the evidence.
   if (!(ma && mb) && relation !== "complement" && unsaidOnB.length + unsaidOnA.length > 0) {
-    confidence = Math.min(confidence, PREDICATE_UNSURE_CONFIDENCE);
+    confidence = Math.min(confidence, UNSURE_CONFIDENCE);
     reasons.push(
       `wording of the question not found on the other side: ${[
         ...(unsaidOnB.length ? [`${unsaidOnB.join(", ")} (A)`] : []),
@@ -653,7 +655,7 @@ export function compareContracts(
     [b, "B"],
   ] as const)
     if (f.tickerYearConflict) {
-      confidence = Math.min(confidence, PREDICATE_UNSURE_CONFIDENCE);
+      confidence = Math.min(confidence, UNSURE_CONFIDENCE);
       reasons.push(`${side}'s ticker and title name different years (${f.tickerYearConflict})`);
     }
 
@@ -663,7 +665,7 @@ export function compareContracts(
   const topicsB = named(b);
   if (topicsA.length > 0 && topicsB.length > 0 && !topicsA.some((t) => b.topics.has(t))) {
     // "NBA Playoffs" / "NBA Finals", "Minister of Defense" / "Minister of National Security".
-    confidence = Math.min(confidence, PREDICATE_UNSURE_CONFIDENCE);
+    confidence = Math.min(confidence, UNSURE_CONFIDENCE);
     reasons.push(`named topics differ: ${topicsA.join(", ")} on A vs ${topicsB.join(", ")} on B`);
   }
 

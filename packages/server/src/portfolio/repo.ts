@@ -307,6 +307,38 @@ export async function positionsOnMarkets(
 }
 
 /**
+ * An open position of `size` contracts held at unknown cost (nothing traded through crossbook): the
+ * row `adoptIntoPosition` inserts, and the one the portfolio shows for a holding only the venue knows.
+ */
+export function unknownCostPosition(
+  owner: Owner,
+  held: { id: string; marketId: string; outcome: string; size: number },
+  times: { openedAt: string; updatedAt: string },
+): PositionRow {
+  return {
+    id: held.id,
+    account_id: owner.accountId,
+    environment: owner.environment,
+    market_id: held.marketId,
+    outcome: held.outcome,
+    size: held.size,
+    reserved: 0,
+    cost_basis: 0,
+    realized_pnl: 0,
+    fees: 0,
+    status: "open",
+    resolution: null,
+    payout: null,
+    redeemable: 0,
+    opened_at: times.openedAt,
+    updated_at: times.updatedAt,
+    closed_at: null,
+    resolved_at: null,
+    unknown_cost_size: held.size,
+  };
+}
+
+/**
  * Takes `size` contracts the venue holds for a live owner beyond crossbook's record into the owner's
  * position on the market's outcome, at unknown cost (`unknown_cost_size`): creating the position
  * (with `newId`) if there is none, reopening it if it was empty. No money moves: nothing was traded.
@@ -337,27 +369,13 @@ export async function adoptIntoPosition(
   if (Number((await grow()).numUpdatedRows) === 0) {
     const inserted = await db
       .insertInto("positions")
-      .values({
-        id: add.newId,
-        account_id: owner.accountId,
-        environment: owner.environment,
-        market_id: add.marketId,
-        outcome: add.outcome,
-        size: add.size,
-        reserved: 0,
-        cost_basis: 0,
-        realized_pnl: 0,
-        fees: 0,
-        status: "open",
-        resolution: null,
-        payout: null,
-        redeemable: 0,
-        opened_at: nowIso,
-        updated_at: nowIso,
-        closed_at: null,
-        resolved_at: null,
-        unknown_cost_size: add.size,
-      })
+      .values(
+        unknownCostPosition(
+          owner,
+          { id: add.newId, marketId: add.marketId, outcome: add.outcome, size: add.size },
+          { openedAt: nowIso, updatedAt: nowIso },
+        ),
+      )
       .onConflict((oc) => oc.columns(["account_id", "environment", "market_id", "outcome"]).doNothing())
       .executeTakeFirst();
     // Created by another writer meanwhile: grow that one.

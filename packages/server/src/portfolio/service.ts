@@ -31,6 +31,7 @@ import {
   type PositionKey,
   type PositionRow,
   positionsOnMarkets,
+  unknownCostPosition,
 } from "./repo";
 
 /** The current YES price of a market in micro-units, or null when nothing is known. */
@@ -255,28 +256,12 @@ export class PortfolioService {
     keys: PositionKey[],
   ): MarkedPosition {
     const checkedAt = snapshots.find((s) => s.venue === held.venue)?.checkedAt ?? null;
-    const row: PositionRow = {
-      id: venueOnlyId(owner, held, keys),
-      account_id: owner.accountId,
-      environment: owner.environment,
-      market_id: held.marketId,
-      outcome: held.outcome,
-      size: held.size,
-      reserved: 0,
-      cost_basis: 0,
-      realized_pnl: 0,
-      fees: 0,
-      status: "open",
-      resolution: null,
-      payout: null,
-      redeemable: 0,
+    const row = unknownCostPosition(
+      owner,
+      { id: venueOnlyId(owner, held, keys), marketId: held.marketId, outcome: held.outcome, size: held.size },
       // The venue does not say when it was opened; `updated_at` is when it was read.
-      opened_at: "",
-      updated_at: checkedAt ?? "",
-      closed_at: null,
-      resolved_at: null,
-      unknown_cost_size: held.size,
-    };
+      { openedAt: "", updatedAt: checkedAt ?? "" },
+    );
     return {
       ...this.mark(row, "venue"),
       reconciliation: {
