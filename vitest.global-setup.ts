@@ -1,13 +1,16 @@
 /**
- * Runs once before the suite: says, in one line each, which optional suites will be skipped on this
+ * Runs once before the suite. Builds the server bundle, so the suites that spawn `crossbook` (the
+ * CLI, crash and demo tests) run the code as it is now, not the last `npm install`'s build. Then says, in one line each, which optional suites will be skipped on this
  * machine and how to enable them, so a fresh machine with only Node passes `npm test` while CI
  * (CROSSBOOK_REQUIRE_SERVICES=1) fails loudly on anything missing.
  */
 import { existsSync } from "node:fs";
+import { buildServer } from "./scripts/build.mjs";
 
 export const CHROMIUM_PATH = process.env["CHROMIUM_PATH"] ?? "/usr/bin/chromium";
 
-export default function setup(): void {
+export default async function setup(): Promise<void> {
+  await buildServer();
   const required = process.env["CROSSBOOK_REQUIRE_SERVICES"] === "1";
   const postgres = process.env["TEST_DATABASE_URL"] ?? process.env["DATABASE_URL"];
   const redis = process.env["TEST_REDIS_URL"] ?? process.env["REDIS_URL"];

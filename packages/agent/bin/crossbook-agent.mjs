@@ -1,13 +1,11 @@
 #!/usr/bin/env node
-// In the source tree the TypeScript CLI runs through tsx (no build step between editing and use);
-// the published package, which ships only dist/ (built by `npm pack`), runs the compiled CLI.
+// Runs the compiled CLI with plain node. In the source tree `npm install` builds dist/ (the root
+// `prepare` script); the published package ships it.
 import { existsSync } from "node:fs";
 
-const source = new URL("../src/cli.ts", import.meta.url);
-if (existsSync(source)) {
-  const { register } = await import("tsx/esm/api");
-  register();
-  await import(source.href);
-} else {
-  await import(new URL("../dist/cli.js", import.meta.url).href);
+const built = new URL("../dist/cli.js", import.meta.url);
+if (!existsSync(built)) {
+  process.stderr.write("crossbook-agent: the compiled CLI (dist/) is missing; run `npm run build`\n");
+  process.exit(1);
 }
+await import(built.href);

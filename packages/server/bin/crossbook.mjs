@@ -1,6 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx: no build step between `npm install` and use.
-import { register } from "tsx/esm/api";
+// Runs the compiled CLI with plain node. `npm install` builds it (the root `prepare` script);
+// after editing the sources, `npm run build` rebuilds it.
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/main.ts");
+const built = new URL("../dist/main.js", import.meta.url);
+if (!existsSync(built)) {
+  process.stderr.write(
+    "crossbook: the compiled CLI (packages/server/dist) is missing; run `npm run build`\n",
+  );
+  process.exit(1);
+}
+await import(built.href);

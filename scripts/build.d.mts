@@ -1,0 +1,2 @@
+/** Bundles the server into packages/server/dist (see build.mjs). */
+export function buildServer(): Promise<void>;
