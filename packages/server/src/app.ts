@@ -19,7 +19,7 @@ import { type CatalogLogger, CatalogService } from "./catalog/service";
 import { credentialRoutes } from "./credentials/routes";
 import { CredentialsService } from "./credentials/service";
 import { Outbox } from "./events/outbox";
-import { authPlugin } from "./http/auth";
+import { authPlugin } from "./apikeys/auth-plugin";
 import { AuthFailures } from "./http/auth-failures";
 import { trustFunction } from "./http/client-address";
 import { lazyChildLoggerFactory } from "./http/lazy-logger";

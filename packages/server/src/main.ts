@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { Command, InvalidArgumentError, Option } from "commander";
-import { PLANS, TIERS } from "./accounts/limits";
-import { AGENT_PERMISSIONS, KEY_TYPES } from "./apikeys/permissions";
+import { PLANS, TIERS } from "./access/limits";
+import { AGENT_PERMISSIONS, KEY_TYPES } from "./access/permissions";
 import { createServices } from "./app";
 import { ConfigError, loadConfig } from "./config";
 import { AppError } from "./http/errors";

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { effectivePermissions } from "../apikeys/permissions";
+import { effectivePermissions } from "../access/permissions";
 import type { Config } from "../config";
 import { requireAuth } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
-import { PERMISSIONS } from "../apikeys/permissions";
+import { PLANS, TIERS } from "../access/limits";
+import { PERMISSIONS } from "../access/permissions";
 import { StringEnum } from "../http/envelope";
-import { PLANS, TIERS } from "./limits";
 
 export const AccountSchema = Type.Object({
   id: Type.String(),

@@ -3,6 +3,8 @@
  * key caps) and an agent plan (agent-key rates and stream limits). Signing in returns a session
  * token (`cbs_…`, stored hashed) that expires; it is only good for managing API keys.
  */
+
+import { PLANS, type Plan, TIERS, type Tier } from "../access/limits";
 import type { Config } from "../config";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoNow } from "../infra/clock";
@@ -16,7 +18,6 @@ import {
   verifyPassword,
 } from "../infra/hashing";
 import { newId, randomToken } from "../infra/ids";
-import { PLANS, type Plan, TIERS, type Tier } from "./limits";
 import * as repo from "./repo";
 
 export interface Account {

@@ -20,8 +20,8 @@
  * (PostgreSQL; SQLite serializes writers), so concurrent creations cannot pass the cap together.
  */
 
-import { alertsAllowed, type Tier } from "../accounts/limits";
-import type { KeyEnvironment } from "../apikeys/permissions";
+import { alertsAllowed, type Tier } from "../access/limits";
+import type { KeyEnvironment } from "../access/permissions";
 import * as catalogRepo from "../catalog/repo";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";

@@ -1,6 +1,6 @@
 import { Type } from "typebox";
+import { AGENT_PERMISSIONS, ENVIRONMENTS, PERMISSIONS } from "../access/permissions";
 import { StringEnum } from "../http/envelope";
-import { AGENT_PERMISSIONS, ENVIRONMENTS, PERMISSIONS } from "./permissions";
 
 export const ApiKeySchema = Type.Object({
   id: Type.String(),

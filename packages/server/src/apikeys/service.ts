@@ -11,14 +11,7 @@
  * `last_used_at` is collected in memory and written in batches, not once per request.
  */
 import { randomBytes } from "node:crypto";
-import { keysAllowed } from "../accounts/limits";
-import type { Account, AccountsService } from "../accounts/service";
-import { AppError, validationError } from "../http/errors";
-import type { Bus } from "../infra/bus/bus";
-import { type Clock, isoFromMs, isoNow } from "../infra/clock";
-import type { Db, Dialect } from "../infra/db/store";
-import { constantTimeEqual, sha256Hex } from "../infra/hashing";
-import { newId } from "../infra/ids";
+import { keysAllowed } from "../access/limits";
 import {
   AGENT_PERMISSIONS,
   type AgentPermission,
@@ -30,7 +23,14 @@ import {
   type KeyType,
   normalizeKeyType,
   type Permission,
-} from "./permissions";
+} from "../access/permissions";
+import type { Account, AccountsService } from "../accounts/service";
+import { AppError, validationError } from "../http/errors";
+import type { Bus } from "../infra/bus/bus";
+import { type Clock, isoFromMs, isoNow } from "../infra/clock";
+import type { Db, Dialect } from "../infra/db/store";
+import { constantTimeEqual, sha256Hex } from "../infra/hashing";
+import { newId } from "../infra/ids";
 import * as repo from "./repo";
 
 export interface ApiKey {

@@ -16,7 +16,7 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { getAddress, type Hex, isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import type { KeyEnvironment } from "../apikeys/permissions";
+import type { KeyEnvironment } from "../access/permissions";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";

@@ -1,7 +1,7 @@
 /**
- * Authentication, permission and rate limiting, in that order, before a request body is even
- * parsed: an anonymous caller gets 401 and a caller without the permission gets 403 before any
- * resource is looked up (so a 403/404 difference cannot reveal what exists).
+ * What an authenticated request carries (`request.auth`) and the helpers routes use to read it.
+ * The plugin that fills it in (keys, sessions, permissions, rate limits) lives next to the keys it
+ * checks, in apikeys/auth-plugin.ts; this file stays free of services so every domain may use it.
  *
  * Each route says what it needs in `config`:
  *   auth: "none"        public (health, docs, sign-up, sign-in)
@@ -10,26 +10,14 @@
  * `permission: "operator"` is not a key permission but a role: a live admin key of an account the
  * CLI made an operator (`crossbook accounts update --operator`). It guards global data (matches),
  * which no ordinary account may rewrite for every other tenant.
- * Every authenticated response carries the IETF RateLimit-* headers and their X-RateLimit-*
- * twins; `*-Reset` is in seconds.
- *
- * Failed authentication (an unknown or revoked key, an invalid session) is counted per client
- * address (auth-failures.ts): past AUTH_FAILURES_PER_MINUTE the address gets 429 for the rest of
- * the minute, answered before any store look-up, while keys it already proved stay served.
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import fp from "fastify-plugin";
-import { type KeyLimits, limitsFor } from "../accounts/limits";
-import type { Account, AccountsService, Session } from "../accounts/service";
-import { SESSION_TOKEN_PREFIX } from "../accounts/service";
-import type { KeyEnvironment, Permission } from "../apikeys/permissions";
-import type { ApiKey, ApiKeysService, AuthenticatedKey } from "../apikeys/service";
-import type { Config } from "../config";
-import type { Clock } from "../infra/clock";
-import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
-import type { AuthFailures } from "./auth-failures";
+import type { KeyLimits } from "../access/limits";
+import type { KeyEnvironment, Permission } from "../access/permissions";
+import type { Account, Session } from "../accounts/service";
+import type { ApiKey } from "../apikeys/service";
+import type { LimitDecision } from "../infra/limiter/limiter";
 import { AppError } from "./errors";
-import { routeConfig } from "./route-context";
 
 export type AuthMode = "none" | "key" | "session";
 
@@ -61,19 +49,6 @@ declare module "fastify" {
   interface FastifyRequest {
     auth: AuthContext | null;
   }
-}
-
-/** What a session token may do: manage keys and read its own account, nothing on the market side. */
-const SESSION_PERMISSIONS = new Set<Permission>(["manage_keys"]);
-
-export interface AuthDeps {
-  config: Config;
-  clock: Clock;
-  limiter: RateLimiter;
-  apiKeys: ApiKeysService;
-  accounts: AccountsService;
-  /** Failed authentication per client address, shared with the price stream. */
-  authFailures: AuthFailures;
 }
 
 /** The token of an `Authorization: Bearer <token>` header (HTTP requests and stream upgrades). */
@@ -126,149 +101,3 @@ export function requireAuth(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new AppError("UNAUTHORIZED");
   return request.auth;
 }
-
-export const authPlugin = fp<AuthDeps>(
-  async (app: FastifyInstance, deps: AuthDeps) => {
-    app.decorateRequest("auth", null);
-
-    /** Counts a failed authentication against the client's address; answers 401, or 429 past it. */
-    function authFailed(request: FastifyRequest, error: Error, done: (error?: Error) => void): void {
-      deps.authFailures.record(request.ip).then(
-        (refusal) => done(refusal ?? error),
-        () => done(error),
-      );
-    }
-
-    /** The context of a live session token, or null when it is unknown, expired or revoked. */
-    async function resolveSession(token: string): Promise<AuthContext | null> {
-      const session = await deps.accounts.resolveSession(token);
-      const account = session ? await deps.accounts.get(session.account_id) : undefined;
-      if (!session || !account) return null;
-      return {
-        kind: "session",
-        account,
-        session,
-        permissions: SESSION_PERMISSIONS,
-        limits: limitsFor(account, null, deps.config),
-        rateSubject: `session:${session.id}`,
-      };
-    }
-
-    // One context per verified key (the key cache hands out the same object for its TTL), so the
-    // limits are not recomputed per request.
-    const contexts = new WeakMap<AuthenticatedKey, AuthContext>();
-    function keyContext(found: AuthenticatedKey): AuthContext {
-      let context = contexts.get(found);
-      if (!context) {
-        context = {
-          kind: "key",
-          account: found.account,
-          key: found.key,
-          permissions: found.permissions,
-          limits: limitsFor(found.account, found.key.type, deps.config),
-          rateSubject: `key:${found.key.id}`,
-        };
-        contexts.set(found, context);
-      }
-      return context;
-    }
-
-    /** Rate limit, then permission; returns the error to fail with, if any. */
-    function admit(
-      config: FastifyContextConfig,
-      reply: FastifyReply,
-      auth: AuthContext,
-      decision: LimitDecision,
-    ): AppError | undefined {
-      const limit = String(decision.limit);
-      const remaining = String(decision.remaining);
-      const reset = String(decision.resetSeconds);
-      reply
-        .header("ratelimit-limit", limit)
-        .header("ratelimit-remaining", remaining)
-        .header("ratelimit-reset", reset)
-        .header("x-ratelimit-limit", limit)
-        .header("x-ratelimit-remaining", remaining)
-        .header("x-ratelimit-reset", reset);
-      if (!decision.allowed) {
-        return new AppError("RATE_LIMITED", rateLimitMessage(decision), {
-          limit: decision.limit,
-          remaining: decision.remaining,
-          reset_seconds: decision.resetSeconds,
-        }).withHeaders({ "Retry-After": reset });
-      }
-      const permission = config.permission ?? (config.auth === "session" ? "manage_keys" : "read");
-      if (permission === "operator") return operatorRefusal(auth);
-      if (permission !== "any" && !auth.permissions.has(permission)) {
-        return new AppError("FORBIDDEN", `This key lacks the '${permission}' permission`, {
-          required_permission: permission,
-        });
-      }
-      return undefined;
-    }
-
-    function limit(
-      request: FastifyRequest,
-      config: FastifyContextConfig,
-      reply: FastifyReply,
-      auth: AuthContext,
-      done: (error?: Error) => void,
-    ) {
-      request.auth = auth;
-      const subject = auth.rateSubject;
-      const budget = auth.limits.requests_per_minute;
-      if (deps.limiter.consumeSync) {
-        done(admit(config, reply, auth, deps.limiter.consumeSync(subject, budget, deps.clock.now())));
-        return;
-      }
-      deps.limiter.consume(subject, budget, deps.clock.now()).then(
-        (decision) => done(admit(config, reply, auth, decision)),
-        (error) => done(error),
-      );
-    }
-
-    // Callback style with a synchronous fast path (cached key, in-memory limiter): no promise per
-    // request unless the store or Redis must be asked.
-    app.addHook("onRequest", (request, reply, done) => {
-      const config = request.route ?? routeConfig(request);
-      // Unknown routes (404/405 handler) have no auth config: answer them without asking for a key.
-      if (!config.url) return done();
-      const mode: AuthMode = config.auth ?? "key";
-      if (mode === "none") return done();
-
-      const token = bearerToken(request.headers.authorization);
-      if (!token) return done(new AppError("UNAUTHORIZED", "Missing Authorization: Bearer <API key> header"));
-
-      const cached = token.startsWith(SESSION_TOKEN_PREFIX) ? null : deps.apiKeys.authenticateCached(token);
-      if (cached) return limit(request, config, reply, keyContext(cached), done);
-      // Past here the store is asked: an address that keeps failing is refused before that.
-      const refusal = deps.authFailures.blocked(request.ip);
-      if (refusal) return done(refusal);
-      if (token.startsWith(SESSION_TOKEN_PREFIX)) {
-        if (mode !== "session") {
-          return done(
-            new AppError(
-              "UNAUTHORIZED",
-              "A sign-in session token only manages API keys; use an API key here",
-            ),
-          );
-        }
-        resolveSession(token).then((auth) => {
-          if (auth) return limit(request, config, reply, auth, done);
-          authFailed(
-            request,
-            new AppError("UNAUTHORIZED", "Session expired or invalid; sign in again"),
-            done,
-          );
-        }, done);
-        return;
-      }
-      deps.apiKeys.authenticate(token).then((found) => {
-        if (!found)
-          return authFailed(request, new AppError("UNAUTHORIZED", "Invalid or revoked API key"), done);
-        limit(request, config, reply, keyContext(found), done);
-      }, done);
-    });
-  },
-  { name: "crossbook-auth" },
-);

@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { ENVIRONMENTS } from "../apikeys/permissions";
+import { ENVIRONMENTS } from "../access/permissions";
 import { StringEnum } from "../http/envelope";
 import { ORDER_STATUSES } from "./repo";
 

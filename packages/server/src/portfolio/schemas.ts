@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { ENVIRONMENTS } from "../apikeys/permissions";
+import { ENVIRONMENTS } from "../access/permissions";
 import { PageMeta, StringEnum } from "../http/envelope";
 
 const Timestamp = Type.String({ format: "date-time" });

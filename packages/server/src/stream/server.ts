@@ -13,7 +13,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { WebSocketServer } from "ws";
-import { limitsFor } from "../accounts/limits";
+import { limitsFor } from "../access/limits";
 import type { ApiKeysService } from "../apikeys/service";
 import type { Config } from "../config";
 import { bearerToken, rateLimitMessage } from "../http/auth";

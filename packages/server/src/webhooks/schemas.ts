@@ -1,5 +1,5 @@
 import { Type } from "typebox";
-import { ENVIRONMENTS } from "../apikeys/permissions";
+import { ENVIRONMENTS } from "../access/permissions";
 import { SUBSCRIBABLE_EVENT_TYPES } from "../events/types";
 import { StringEnum } from "../http/envelope";
 

@@ -4,7 +4,7 @@
  * computed by the code under test.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PERMISSIONS } from "../../src/apikeys/permissions";
+import { PERMISSIONS } from "../../src/access/permissions";
 import { bearer, createKey, createTestApp, setAccount, signup, type TestApp } from "../support/app";
 
 type Row = {

@@ -5,8 +5,8 @@
  * from config.
  */
 
-import type { KeyType } from "../apikeys/permissions";
 import type { Config } from "../config";
+import type { KeyType } from "./permissions";
 
 export const TIERS = ["free", "pro", "enterprise"] as const;
 export type Tier = (typeof TIERS)[number];
