@@ -13,7 +13,7 @@ import { alertRoutes } from "./alerts/routes";
 import { AlertsService } from "./alerts/service";
 import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
-import { LiveMarkets } from "./catalog/live";
+import { LiveMarkets } from "./prices/ingest";
 import { catalogRoutes } from "./catalog/routes";
 import { type CatalogLogger, CatalogService } from "./catalog/service";
 import { credentialRoutes } from "./credentials/routes";

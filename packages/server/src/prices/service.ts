@@ -6,7 +6,7 @@
  * instance. Order books come from the feed's latest book, else from the venue's REST endpoint
  * (briefly cached). Markets that someone watches but no feed carries are polled over REST.
  */
-import type { LiveMarkets } from "../catalog/live";
+import type { LiveMarkets } from "./ingest";
 import * as catalogRepo from "../catalog/repo";
 import type { CatalogLogger } from "../catalog/service";
 import type { Bus } from "../infra/bus/bus";

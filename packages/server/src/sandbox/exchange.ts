@@ -15,7 +15,7 @@
  * on the instance that accepted them and are reloaded from the store at start.
  */
 import { fillFee } from "@crossbook/fees";
-import type { LiveMarkets } from "../catalog/live";
+import type { LiveMarkets } from "../prices/ingest";
 import type { Outbox } from "../events/outbox";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";

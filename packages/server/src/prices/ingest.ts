@@ -5,12 +5,13 @@
  * message. Feed connection state goes to the venue's health. Market data consumers (the price
  * stream, candles, alerts) get every quote change, with the feed event behind it, through `onQuote`.
  */
+
+import type { CatalogLogger, CatalogService } from "../catalog/service";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
-import { type Quote, QuoteBook } from "../prices/quotes";
 import type { OrderBook, VenueId } from "../venues/model";
 import { type FeedEvent, type FeedSubscription, parseMarketId, type Venue } from "../venues/venue";
-import type { CatalogLogger, CatalogService } from "./service";
+import { type Quote, QuoteBook } from "./quotes";
 
 export interface LiveOptions {
   /** Most markets subscribed per venue. */
