@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { Owner } from "../access/owner";
 import { keyOwner } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
 import {
@@ -13,7 +14,7 @@ import {
   VenueCredentialSchema,
   WALLET_TYPES,
 } from "./schemas";
-import { assertLive, type CredentialOwner, type CredentialRow, type CredentialsService } from "./service";
+import { assertLive, type CredentialRow, type CredentialsService } from "./service";
 
 type Venue = (typeof CREDENTIAL_VENUES)[number];
 
@@ -34,7 +35,7 @@ export function credentialView(row: CredentialRow) {
   };
 }
 
-function owner(request: FastifyRequest): CredentialOwner {
+function owner(request: FastifyRequest): Owner {
   return keyOwner(request, "Venue credentials are managed with an API key");
 }
 

@@ -16,6 +16,7 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { getAddress, type Hex, isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import type { Owner } from "../access/owner";
 import type { KeyEnvironment } from "../access/permissions";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
@@ -28,11 +29,6 @@ import type { VenueCredentials } from "../venues/venue";
 import * as repo from "./repo";
 
 export type CredentialRow = repo.CredentialRow;
-
-export interface CredentialOwner {
-  accountId: string;
-  environment: KeyEnvironment;
-}
 
 /** What the link request carries (the HTTP body, minus HTTP). */
 export interface LinkCredentialInput {
@@ -88,7 +84,7 @@ const MIN_RSA_BITS = 2048;
 const MAX_RSA_BITS = 4096;
 
 /** Venue credentials are a live-trading thing; throws 403 for a sandbox key. */
-export function assertLive(owner: CredentialOwner): void {
+export function assertLive(owner: Owner): void {
   if (owner.environment !== "live") {
     throw new AppError(
       "FORBIDDEN",
@@ -258,10 +254,7 @@ export class CredentialsService {
    * `replaced` says which happened. Concurrent links of one venue settle on one row (the unique
    * index): the loser of an insert race replaces the winner's row.
    */
-  async link(
-    owner: CredentialOwner,
-    input: LinkCredentialInput,
-  ): Promise<{ row: CredentialRow; replaced: boolean }> {
+  async link(owner: Owner, input: LinkCredentialInput): Promise<{ row: CredentialRow; replaced: boolean }> {
     assertLive(owner);
     const parsed = parseLink(input);
     const secret = JSON.stringify(parsed.secret);
@@ -295,12 +288,12 @@ export class CredentialsService {
     throw new Error("could not link venue credentials: the link kept changing concurrently");
   }
 
-  async list(owner: CredentialOwner): Promise<CredentialRow[]> {
+  async list(owner: Owner): Promise<CredentialRow[]> {
     assertLive(owner);
     return repo.listCredentials(this.db, owner.accountId);
   }
 
-  async get(owner: CredentialOwner, id: string): Promise<CredentialRow> {
+  async get(owner: Owner, id: string): Promise<CredentialRow> {
     assertLive(owner);
     const row = await repo.findCredential(this.db, owner.accountId, id);
     if (!row) {
@@ -314,11 +307,7 @@ export class CredentialsService {
    * Refused while live orders are open on the venue (crossbook could no longer follow or cancel
    * them) unless `force` says to leave them to be managed at the venue.
    */
-  async unlink(
-    owner: CredentialOwner,
-    id: string,
-    options: { force?: boolean } = {},
-  ): Promise<CredentialRow> {
+  async unlink(owner: Owner, id: string, options: { force?: boolean } = {}): Promise<CredentialRow> {
     const row = await this.get(owner, id);
     if (!options.force) {
       const open = await liveOpenOrderCount(this.db, owner.accountId, row.venue);

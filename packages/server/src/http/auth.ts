@@ -13,7 +13,8 @@
  */
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { KeyLimits } from "../access/limits";
-import type { KeyEnvironment, Permission } from "../access/permissions";
+import type { Owner } from "../access/owner";
+import type { Permission } from "../access/permissions";
 import type { Account, Session } from "../accounts/service";
 import type { ApiKey } from "../apikeys/service";
 import type { LimitDecision } from "../infra/limiter/limiter";
@@ -72,14 +73,14 @@ export function rateLimitMessage(decision: LimitDecision): string {
  * Who owns what an API key creates or reads (orders, positions, alerts, webhooks, venue links): its
  * account, in the key's environment. A session token is refused with 401 and `refusal`.
  */
-export function keyOwner(
-  request: FastifyRequest,
-  refusal: string,
-): { accountId: string; environment: KeyEnvironment } {
+export function keyOwner(request: FastifyRequest, refusal: string): Owner {
   const auth = requireAuth(request);
   if (auth.kind !== "key") throw new AppError("UNAUTHORIZED", refusal);
   return { accountId: auth.account.id, environment: auth.key.environment };
 }
+
+/** Orders, positions and balances belong to the account and the environment of the key. */
+export const tradingOwner = (request: FastifyRequest): Owner => keyOwner(request, "Trading uses an API key");
 
 /**
  * Why a caller may not act as an operator, or undefined when it may: a live key holding `admin`, of

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
-import { keyOwner } from "../http/auth";
+import { tradingOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
 import { microsToNumber } from "../venues/decimal";
 import { averageFillPrice } from "./events";
@@ -22,9 +22,6 @@ import {
 import type { OrdersService } from "./service";
 
 const n = microsToNumber;
-
-/** Orders belong to the account and the environment of the key (live or sandbox). */
-export const tradingOwner = (request: FastifyRequest): Owner => keyOwner(request, "Trading uses an API key");
 
 export function orderView(order: OrderRow) {
   return {

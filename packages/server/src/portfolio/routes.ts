@@ -1,8 +1,8 @@
 /** Positions and balance over HTTP (the key's environment). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { tradingOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, pageMeta } from "../http/envelope";
 import type { Owner } from "../orders/repo";
-import { tradingOwner } from "../orders/routes";
 import { microsToNumber } from "../venues/decimal";
 import {
   BalanceSchema,

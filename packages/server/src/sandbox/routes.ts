@@ -1,9 +1,9 @@
 /** Sandbox money over HTTP: deposit, withdraw, reset (sandbox keys only). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
+import { tradingOwner } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
 import { validationError } from "../http/errors";
-import { tradingOwner } from "../orders/routes";
 import { balanceView } from "../portfolio/routes";
 import { BalanceSchema } from "../portfolio/schemas";
 import type { PortfolioService } from "../portfolio/service";

@@ -23,5 +23,5 @@ export function hotPathIndexes(dialect: Dialect): Migration {
   };
 }
 
-/** The expiry index's condition; `orders/repo.expiredOrders` uses the same text. */
+/** The expiry index's condition; `orders/repo.expiredOrders` repeats the same text. */
 export const OPEN_GTD_CONDITION = "status in ('open', 'pending') and expires_at is not null";
