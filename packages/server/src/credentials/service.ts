@@ -23,7 +23,7 @@ import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
-import { liveOpenOrderCount } from "../orders/repo";
+import { liveOpenOrderCount } from "../ledger/orders-repo";
 import type { VenueId } from "../venues/model";
 import type { VenueCredentials } from "../venues/venue";
 import * as repo from "./repo";

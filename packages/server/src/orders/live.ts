@@ -39,17 +39,28 @@ import type { Outbox } from "../events/outbox";
 import { AppError } from "../http/errors";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db, DbOrTrx } from "../infra/db/store";
+import {
+  applyFill,
+  type Bookkeeping,
+  cancelOrderRow,
+  type FillInput,
+  feeModelOf,
+} from "../ledger/bookkeeping";
+import { buyLock, type FeeModel } from "../ledger/money";
+import type { OrderRow, Owner } from "../ledger/orders-repo";
+import * as repo from "../ledger/orders-repo";
+import {
+  adoptIntoPosition,
+  findPositionByKey,
+  type PositionRow,
+  reservePosition,
+} from "../ledger/positions-repo";
 import { NETTING_VENUES, nettedSize, type VenueHoldings, venuePositionId } from "../portfolio/holdings";
-import { buyLock, type FeeModel } from "../portfolio/ledger";
-import { adoptIntoPosition, findPositionByKey, type PositionRow, reservePosition } from "../portfolio/repo";
 import { MICROS } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
 import type { Outcome, VenueId } from "../venues/model";
 import type { Venue, VenueCredentials, VenueFill, VenueOrder } from "../venues/venue";
-import { applyFill, type Bookkeeping, cancelOrderRow, type FillInput, feeModelOf } from "./bookkeeping";
 import { type TradableMarket, tradableMarket } from "./markets";
-import type { OrderRow, Owner } from "./repo";
-import * as repo from "./repo";
 import type { LiveRouter } from "./service";
 
 export interface RouterLog {

@@ -4,9 +4,9 @@ import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { tradingOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
+import { averageFillPrice } from "../ledger/events";
+import type { FillRow, OrderRow, Owner } from "../ledger/orders-repo";
 import { microsToNumber } from "../venues/decimal";
-import { averageFillPrice } from "./events";
-import type { FillRow, OrderRow, Owner } from "./repo";
 import {
   BulkCancelQuery,
   BulkCancelSchema,

@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { ENVIRONMENTS } from "../access/permissions";
 import { StringEnum } from "../http/envelope";
-import { ORDER_STATUSES } from "./repo";
+import { ORDER_STATUSES } from "../ledger/orders-repo";
 
 const Timestamp = Type.String({ format: "date-time" });
 const Nullable = <T extends ReturnType<typeof Type.Number | typeof Type.String>>(schema: T) =>

@@ -11,17 +11,18 @@ import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
-import { openPositionsOnMarket, positionIdByKey } from "../portfolio/repo";
+import { cancelOrderRow, FenceError, feeModelOf, openOrder, settlePosition } from "../ledger/bookkeeping";
+import { orderCreated } from "../ledger/events";
+import type { OrderRow, Owner } from "../ledger/orders-repo";
+import * as repo from "../ledger/orders-repo";
+import { openPositionsOnMarket, positionIdByKey } from "../ledger/positions-repo";
 import type { SandboxExchange } from "../sandbox/exchange";
 import type { SandboxAccounts } from "../sandbox/service";
 import { MICROS, parseMicros } from "../venues/decimal";
 import type { OrderBook, VenueId } from "../venues/model";
 import type { Venue } from "../venues/venue";
-import { cancelOrderRow, FenceError, feeModelOf, openOrder, settlePosition } from "./bookkeeping";
-import { orderCreated } from "./events";
 import { settledMarketsWithExposure, type TradableMarket, tradableMarket } from "./markets";
-import type { OrderRow, Owner } from "./repo";
-import * as repo from "./repo";
+import * as idempotency from "./repo";
 
 /** The placement body as the API accepts it (numbers as JSON numbers). */
 export interface PlaceOrderInput {
@@ -144,10 +145,10 @@ export class OrdersService {
   }
 
   async #replay(owner: Owner, key: string, hash: string): Promise<PlacementResult | undefined> {
-    const row = await repo.findIdempotencyKey(this.deps.db, owner, key);
+    const row = await idempotency.findIdempotencyKey(this.deps.db, owner, key);
     if (!row) return undefined;
     if (row.expires_at <= isoNow(this.deps.clock)) {
-      await repo.deleteIdempotencyKey(this.deps.db, owner, key);
+      await idempotency.deleteIdempotencyKey(this.deps.db, owner, key);
       return undefined;
     }
     if (row.request_hash !== hash) {
@@ -172,7 +173,7 @@ export class OrdersService {
   async #claimKey(trx: DbOrTrx, owner: Owner, key: string | undefined, hash: string, order: OrderRow) {
     if (!key) return;
     const now = this.deps.clock.now();
-    const claimed = await repo.claimIdempotencyKey(trx, owner, {
+    const claimed = await idempotency.claimIdempotencyKey(trx, owner, {
       key,
       requestHash: hash,
       statusCode: 201,
@@ -186,7 +187,7 @@ export class OrdersService {
   /** Stores the response a claimed key replays, in the placement's transaction. */
   async #keepResponse(trx: DbOrTrx, owner: Owner, key: string | undefined, order: OrderRow) {
     if (!key) return;
-    await repo.keepIdempotentResponse(trx, owner, key, JSON.stringify(order));
+    await idempotency.keepIdempotentResponse(trx, owner, key, JSON.stringify(order));
   }
 
   async #validate(
@@ -412,7 +413,7 @@ export class OrdersService {
       // The venue refused it, so nothing was placed: free the key and let a retry try again (after,
       // say, funding the venue account). A 503 keeps it: that order may exist at the venue.
       if (key && error instanceof AppError && error.code === "VENUE_REJECTED") {
-        await repo.deleteIdempotencyKey(this.deps.db, owner, key);
+        await idempotency.deleteIdempotencyKey(this.deps.db, owner, key);
       }
       throw error;
     }

@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import type { CredentialsService } from "../credentials/service";
 import { AppError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
-import type { Owner } from "../orders/repo";
+import type { Owner } from "../ledger/orders-repo";
 import type { Micros } from "../venues/decimal";
 import { isVenueError } from "../venues/errors";
 import type { Outcome, VenueId } from "../venues/model";

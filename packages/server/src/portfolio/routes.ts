@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { tradingOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, pageMeta } from "../http/envelope";
-import type { Owner } from "../orders/repo";
+import type { Owner } from "../ledger/orders-repo";
 import { microsToNumber } from "../venues/decimal";
 import {
   BalanceSchema,

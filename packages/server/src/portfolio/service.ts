@@ -10,7 +10,18 @@
  */
 import { AppError } from "../http/errors";
 import type { Db } from "../infra/db/store";
-import type { Owner } from "../orders/repo";
+import type { Owner } from "../ledger/orders-repo";
+import {
+  costBasisTotal,
+  findBalance,
+  findPosition,
+  listPositions,
+  type PositionFilter,
+  type PositionKey,
+  type PositionRow,
+  positionsOnMarkets,
+  unknownCostPosition,
+} from "../ledger/positions-repo";
 import type { SandboxAccounts } from "../sandbox/service";
 import { MICROS } from "../venues/decimal";
 import type { VenueId } from "../venues/model";
@@ -22,17 +33,6 @@ import {
   type VenueSnapshot,
   venuePositionId,
 } from "./holdings";
-import {
-  costBasisTotal,
-  findBalance,
-  findPosition,
-  listPositions,
-  type PositionFilter,
-  type PositionKey,
-  type PositionRow,
-  positionsOnMarkets,
-  unknownCostPosition,
-} from "./repo";
 
 /** The current YES price of a market in micro-units, or null when nothing is known. */
 export type YesMark = (marketId: string) => number | null;

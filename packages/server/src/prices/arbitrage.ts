@@ -27,7 +27,7 @@
  * is the exact maximum, not a heuristic.
  */
 import { fillFee } from "@crossbook/fees";
-import { type FeeModel, notional, takerFee } from "../portfolio/ledger";
+import { type FeeModel, notional, takerFee } from "../ledger/money";
 import { MICROS, type Micros } from "../venues/decimal";
 import type { BookLevel, OrderBook, Outcome, VenueId } from "../venues/model";
 

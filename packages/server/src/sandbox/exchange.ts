@@ -15,14 +15,14 @@
  * on the instance that accepted them and are reloaded from the store at start.
  */
 import { fillFee } from "@crossbook/fees";
-import type { LiveMarkets } from "../prices/ingest";
 import type { Outbox } from "../events/outbox";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
-import { applyFill, FenceError, type FillCause, feeModelOf } from "../orders/bookkeeping";
+import { applyFill, FenceError, type FillCause, feeModelOf } from "../ledger/bookkeeping";
+import { type OrderRow, orderById, restingSandboxOrders } from "../ledger/orders-repo";
 import type { TradableMarket } from "../orders/markets";
 import { tradableMarket } from "../orders/markets";
-import { type OrderRow, orderById, restingSandboxOrders } from "../orders/repo";
+import type { LiveMarkets } from "../prices/ingest";
 import { MICROS, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, Trade, VenueId } from "../venues/model";
 import type { FeedEvent } from "../venues/venue";

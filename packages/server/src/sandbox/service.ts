@@ -8,8 +8,8 @@ import { AppError } from "../http/errors";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
-import type { Owner } from "../orders/repo";
-import { openOrdersOfOwner } from "../orders/repo";
+import type { Owner } from "../ledger/orders-repo";
+import { openOrdersOfOwner } from "../ledger/orders-repo";
 import {
   adjustBalance,
   type BalanceRow,
@@ -17,7 +17,7 @@ import {
   findBalance,
   insertTransfer,
   wipeOwner,
-} from "../portfolio/repo";
+} from "../ledger/positions-repo";
 import { MICROS } from "../venues/decimal";
 import type { SandboxExchange } from "./exchange";
 

@@ -6,7 +6,7 @@
 import { CompiledQuery } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/infra/db/store";
-import { expiredOrdersQuery } from "../../src/orders/repo";
+import { expiredOrdersQuery } from "../../src/ledger/orders-repo";
 import { openTestStore, type TestStore } from "../support/store";
 
 describe("hot-path indexes on SQLite", () => {

@@ -12,7 +12,7 @@ import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polym
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock, systemClock } from "../../src/infra/clock";
-import { liveOrderGroups } from "../../src/orders/repo";
+import { liveOrderGroups } from "../../src/ledger/orders-repo";
 import { createKalshiVenue } from "../../src/venues/kalshi/adapter";
 import type { VenueId } from "../../src/venues/model";
 import { PolymarketVenue } from "../../src/venues/polymarket/adapter";

@@ -17,11 +17,16 @@ import { AppError } from "../../src/http/errors";
 import { inTransaction } from "../../src/infra/db/prepared";
 import type { Db, DbOrTrx } from "../../src/infra/db/store";
 import { newId } from "../../src/infra/ids";
-import { applyFill, cancelOrderRow, type FillInput, openOrder } from "../../src/orders/bookkeeping";
-import { orderCreated } from "../../src/orders/events";
-import { insertOrder, type OrderRow, type Owner } from "../../src/orders/repo";
-import { buyLock, type FeeModel } from "../../src/portfolio/ledger";
-import { adjustBalance, createBalance, findPositionByKey, reservePosition } from "../../src/portfolio/repo";
+import { applyFill, cancelOrderRow, type FillInput, openOrder } from "../../src/ledger/bookkeeping";
+import { orderCreated } from "../../src/ledger/events";
+import { buyLock, type FeeModel } from "../../src/ledger/money";
+import { insertOrder, type OrderRow, type Owner } from "../../src/ledger/orders-repo";
+import {
+  adjustBalance,
+  createBalance,
+  findPositionByKey,
+  reservePosition,
+} from "../../src/ledger/positions-repo";
 import { createTestApp, type TestApp } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { insertAccount } from "../../src/accounts/repo";
 import type { Store } from "../../src/infra/db/store";
-import { insertOrder, type OrderRow, orderById } from "../../src/orders/repo";
+import { insertOrder, type OrderRow, orderById } from "../../src/ledger/orders-repo";
 import { STORE_BACKENDS } from "../support/backends";
 import { openTestStore, type TestStore } from "../support/store";
 

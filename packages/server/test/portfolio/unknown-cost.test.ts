@@ -3,7 +3,7 @@
  * average price and unrealized PnL only those whose cost crossbook knows.
  */
 import { describe, expect, it } from "vitest";
-import type { PositionRow } from "../../src/portfolio/repo";
+import type { PositionRow } from "../../src/ledger/positions-repo";
 import { positionView } from "../../src/portfolio/routes";
 import { PortfolioService } from "../../src/portfolio/service";
 

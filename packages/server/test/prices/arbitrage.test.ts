@@ -8,7 +8,7 @@
 import { seededRandom } from "@crossbook/fakes/random";
 import { fillFee, kalshiSchedule, POLYMARKET_FREE, polymarketSchedule } from "@crossbook/fees";
 import { describe, expect, it } from "vitest";
-import { type FeeModel, notional } from "../../src/portfolio/ledger";
+import { type FeeModel, notional } from "../../src/ledger/money";
 import { type ArbitrageMarket, analyzeArbitrage, type DirectionResult } from "../../src/prices/arbitrage";
 import { MICROS } from "../../src/venues/decimal";
 import type { BookLevel, OrderBook } from "../../src/venues/model";

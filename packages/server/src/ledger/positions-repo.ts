@@ -5,7 +5,7 @@ import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import { Statement } from "../infra/db/prepared";
 import type { BalancesTable, PositionsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
-import type { Owner } from "../orders/repo";
+import type { Owner } from "./orders-repo";
 
 export type BalanceRow = Selectable<BalancesTable>;
 export type PositionRow = Selectable<PositionsTable>;

@@ -14,7 +14,20 @@ import type { EventPayload, EventType } from "../events/types";
 import { AppError } from "../http/errors";
 import type { DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
-import { buyLock, costOfSlice, type FeeModel, mulDiv, notional } from "../portfolio/ledger";
+import { MICROS } from "../venues/decimal";
+import type { Resolution, VenueId } from "../venues/model";
+import type { OpenedPosition } from "./events";
+import * as events from "./events";
+import { buyLock, costOfSlice, type FeeModel, mulDiv, notional } from "./money";
+import {
+  type FillRow,
+  insertFill,
+  insertNewFills,
+  insertOrder,
+  type OrderRow,
+  type Owner,
+  updateOrderIf,
+} from "./orders-repo";
 import {
   addToPosition,
   adjustBalance,
@@ -26,20 +39,7 @@ import {
   releaseReservation,
   reserveByKey,
   updatePosition,
-} from "../portfolio/repo";
-import { MICROS } from "../venues/decimal";
-import type { Resolution, VenueId } from "../venues/model";
-import type { OpenedPosition } from "./events";
-import * as events from "./events";
-import {
-  type FillRow,
-  insertFill,
-  insertNewFills,
-  insertOrder,
-  type OrderRow,
-  type Owner,
-  updateOrderIf,
-} from "./repo";
+} from "./positions-repo";
 
 /** Why a fill happened, stored with it so every fill can be explained. Prices and sizes as numbers. */
 export type FillCause =

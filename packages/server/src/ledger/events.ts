@@ -1,8 +1,8 @@
 /** Payloads of the order and position events (spec 6.5 where it shows them; events/README otherwise). */
 import type { EventPayload } from "../events/types";
-import type { PositionRow } from "../portfolio/repo";
 import { microsToNumber } from "../venues/decimal";
-import type { OrderRow } from "./repo";
+import type { OrderRow } from "./orders-repo";
+import type { PositionRow } from "./positions-repo";
 
 const n = microsToNumber;
 
