@@ -26,14 +26,8 @@ import type { Clock } from "../infra/clock";
 import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
 import type { ConnectionSlots } from "../infra/slots/slots";
 import { type PricesService, QUOTE_CHANNEL, type QuoteUpdate } from "../prices/service";
-import {
-  type AuthOutcome,
-  DEFAULT_HUB_OPTIONS,
-  type HubOptions,
-  type SpendOutcome,
-  StreamHub,
-  type StreamPrincipal,
-} from "./hub";
+import { DEFAULT_HUB_OPTIONS, type HubOptions, StreamHub } from "./hub";
+import type { AuthOutcome, SpendOutcome, StreamPrincipal } from "./session";
 import { UnknownMarkets } from "./unknown-markets";
 
 export const STREAM_PATH = "/v1/prices/stream";

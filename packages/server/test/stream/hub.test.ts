@@ -1,17 +1,19 @@
 /**
  * The hub's fan-out with sockets we control: frames as written, conflation of a slow client (latest
  * wins per market), the soft and hard buffer bounds, and a stalled client cut after its timeout,
- * while other clients keep getting every update.
+ * while other clients keep getting every update. The hub's timers run on a manual clock: time moves
+ * only when a test moves it.
  */
 import { EventEmitter } from "node:events";
 import type { Duplex } from "node:stream";
 import { seededRandom } from "@crossbook/fakes/random";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { ManualClock } from "../../src/infra/clock";
 import { MemoryConnectionSlots } from "../../src/infra/slots/memory";
 import type { QuoteUpdate } from "../../src/prices/service";
-import { type HubOptions, StreamHub, type StreamPrincipal } from "../../src/stream/hub";
+import { type HubOptions, StreamHub } from "../../src/stream/hub";
+import type { StreamPrincipal } from "../../src/stream/session";
+import { ManualTimers } from "./manual-timers";
 
 /** Decodes unmasked server text frames (RFC 6455 §5.2). */
 function decodeFrames(buffer: Buffer): unknown[] {
@@ -85,9 +87,13 @@ const update = (marketId: string, price: number, t = 0): QuoteUpdate => ({
 });
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
+/** Lets client messages be handled (their promises) and the flush they queue run. */
+const settle = async () => {
+  for (let i = 0; i < 3; i++) await turn();
+};
 
 function setup(options: Partial<HubOptions> = {}) {
-  const clock = new ManualClock(Date.UTC(2026, 10, 22, 12));
+  const clock = new ManualTimers(Date.UTC(2026, 10, 22, 12));
   const hub = new StreamHub(
     {
       clock,
@@ -99,14 +105,14 @@ function setup(options: Partial<HubOptions> = {}) {
       watch: () => {},
       log: { info() {}, warn() {} },
     },
-    { heartbeatMs: 3_600_000, flushIntervalMs: 0, ...options },
+    { heartbeatMs: 3_600_000, flushIntervalMs: 0, timers: clock, ...options },
   );
   const connect = async (markets: string[]) => {
     const ws = new FakeWs();
     const socket = new FakeSocket();
     hub.attach(ws as unknown as WebSocket, socket as unknown as Duplex, principal, "slot");
     ws.say({ action: "subscribe", market_ids: markets });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await settle();
     socket.written.length = 0; // drop the ack
     return { ws, socket };
   };
@@ -193,7 +199,7 @@ describe("stream hub", () => {
 
 describe("stream hub pacing", () => {
   it("writes a connection at most once per flush interval; a quiet one at once", async () => {
-    const { hub, connect } = setup({ flushIntervalMs: 60 });
+    const { hub, clock, connect } = setup({ flushIntervalMs: 60 });
     const a = await connect(["m1"]);
     hub.publish(update("m1", 0.5));
     await turn();
@@ -201,21 +207,21 @@ describe("stream hub pacing", () => {
     hub.publish(update("m1", 0.51));
     await turn();
     hub.publish(update("m1", 0.52));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await turn();
+    clock.advance(59);
     expect(a.socket.written).toHaveLength(1); // within its interval
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    clock.advance(1);
     expect(a.socket.written).toHaveLength(2);
     expect(a.socket.messages().map((m) => m["price"])).toEqual([0.5, 0.52]); // latest wins
     await hub.close();
   });
 
   it("works a long queue in slices, and an update arriving between slices joins the pass under way", async () => {
-    const { hub } = setup();
+    const { hub, clock } = setup();
     /** A socket whose write takes 0.25 ms, as a busy kernel's would: 120 of them outlast a slice. */
     class SlowSocket extends FakeSocket {
       override write(chunk: Buffer): boolean {
-        const until = performance.now() + 0.25;
-        while (performance.now() < until) {}
+        clock.advance(0.25);
         return super.write(chunk);
       }
     }
@@ -227,7 +233,7 @@ describe("stream hub pacing", () => {
       ws.say({ action: "subscribe", market_ids: ["m1"] });
       conns.push({ socket });
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await settle();
     for (const c of conns) c.socket.written.length = 0;
 
     hub.publish(update("m1", 0.5));
@@ -269,6 +275,84 @@ describe("stream hub heartbeat", () => {
   });
 });
 
+describe("stream hub timers", () => {
+  const anonymous = (hub: StreamHub) => {
+    const ws = new FakeWs();
+    const socket = new FakeSocket();
+    hub.attach(ws as unknown as WebSocket, socket as unknown as Duplex, null, null);
+    return { ws, socket };
+  };
+
+  it("closes a connection that sends no auth message by the deadline (4008), not before", async () => {
+    const { hub, clock } = setup({ authTimeoutMs: 5_000 });
+    const { ws, socket } = anonymous(hub);
+    clock.advance(4_999);
+    expect(ws.closedWith).toBeUndefined();
+    clock.advance(1);
+    expect(socket.messages()).toEqual([
+      { type: "error", code: "AUTH_TIMEOUT", message: 'send {"action":"auth","api_key":…} within 5000 ms' },
+    ]);
+    expect(ws.closedWith).toBe(4008);
+    await hub.close();
+  });
+
+  it("forgets the deadline of a connection that authenticates in time", async () => {
+    const { hub, clock } = setup({ authTimeoutMs: 5_000 });
+    const { ws, socket } = anonymous(hub);
+    ws.say({ action: "auth", api_key: "cb_live_key" });
+    await settle();
+    clock.advance(60_000);
+    expect(ws.closedWith).toBeUndefined();
+    expect(socket.messages()).toEqual([
+      {
+        type: "authenticated",
+        key_id: "key_1",
+        limits: { connections: 10, markets_per_subscription: 50 },
+      },
+    ]);
+    await hub.close();
+  });
+
+  it("cuts a peer that does not answer the close handshake 2 s after the close frame", async () => {
+    const { hub, clock, connect } = setup();
+    const { ws } = await connect(["m1"]);
+    // The close frame goes out, the peer never answers it.
+    ws.close = (code: number) => {
+      ws.closedWith = code;
+      ws.readyState = WebSocket.CLOSING;
+    };
+    expect(hub.closeKey("key_1", "API key revoked")).toBe(1);
+    expect(ws.closedWith).toBe(4001);
+    clock.advance(1_999);
+    expect(ws.terminated).toBe(false);
+    clock.advance(1);
+    expect(ws.terminated).toBe(true);
+    expect(hub.stats().connections).toBe(0);
+    await hub.close();
+  });
+
+  it("pings on the heartbeat interval and cuts a peer that missed the last ping", async () => {
+    const { hub, clock, connect } = setup({ heartbeatMs: 20_000 });
+    const answering = await connect(["m1"]);
+    const silent = await connect(["m1"]);
+    let pings = 0;
+    answering.ws.ping = () => {
+      pings++;
+      answering.ws.emit("pong");
+    };
+    clock.advance(19_999);
+    expect(pings).toBe(0);
+    clock.advance(1);
+    expect(pings).toBe(1);
+    clock.advance(20_000);
+    expect(pings).toBe(2);
+    expect(silent.ws.terminated).toBe(true);
+    expect(answering.ws.terminated).toBe(false);
+    expect(hub.stats().connections).toBe(1);
+    await hub.close();
+  });
+});
+
 describe("stream hub under random traffic", () => {
   it.each(Array.from({ length: 25 }, (_, i) => i + 1))(
     "keeps seq, order, subscriptions and latest-wins right (seed %i)",
@@ -276,9 +360,10 @@ describe("stream hub under random traffic", () => {
       const rnd = seededRandom(seed); // deterministic: a failing seed can be replayed
       const pick = <T>(items: readonly T[]) => items[Math.floor(rnd() * items.length)]!;
       const markets = Array.from({ length: 8 }, (_, i) => `m${i}`);
+      const clock = new ManualTimers(Date.UTC(2026, 10, 22, 12));
       const hub = new StreamHub(
         {
-          clock: new ManualClock(Date.UTC(2026, 10, 22, 12)),
+          clock,
           slots: new MemoryConnectionSlots(),
           authenticate: async () => ({ ok: true, principal: { ...principal, marketsPerSubscription: 6 } }),
           spend: () => ({ allowed: true }),
@@ -295,6 +380,7 @@ describe("stream hub under random traffic", () => {
           hardBufferBytes: 1e9,
           stallTimeoutMs: 1e9,
           messagesPerSecond: 1e9,
+          timers: clock,
         },
       );
       const latest = new Map<string, number>();

@@ -1,6 +1,8 @@
 /**
  * The price stream over real sockets: both ways to authenticate, acks and rejections, the snapshot
- * on subscribe, updates in order with `seq`, plan limits, heartbeats, revocation, and errors.
+ * on subscribe, updates in order with `seq`, plan limits, heartbeats, revocation, and errors. The
+ * app's clock also runs the hub's timers: the auth deadline and the flush interval pass only when a
+ * test moves it.
  */
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,12 +11,14 @@ import type { Venue } from "../../src/venues/venue";
 import { createKey, createTestApp, setAccount, signup, type TestApp } from "../support/app";
 import { TestVenue, testMarket } from "../support/fake-venue";
 import { book, StreamClient, UpgradeRefused } from "./client";
+import { ManualTimers } from "./manual-timers";
 
 describe("price stream", () => {
   let t: TestApp;
   let url: string;
   let session: string;
   let key: string;
+  const clock = new ManualTimers(Date.UTC(2026, 10, 22, 12, 0, 0));
   const kalshi = new TestVenue("kalshi");
   const clients: StreamClient[] = [];
   const open = async (k?: string) => {
@@ -27,8 +31,9 @@ describe("price stream", () => {
     const markets = Array.from({ length: 60 }, (_, i) => testMarket("kalshi", `M${i}`));
     kalshi.set(...markets);
     t = await createTestApp({
+      clock,
       venues: new Map<VenueId, Venue>([["kalshi", kalshi]]),
-      streamOptions: { authTimeoutMs: 300 },
+      streamOptions: { authTimeoutMs: 300, timers: clock },
     });
     await t.services.catalog.syncVenue("kalshi");
     await t.app.listen({ host: "127.0.0.1", port: 0 });
@@ -100,6 +105,7 @@ describe("price stream", () => {
     expect((await early.closedWith()).code).toBe(4001);
 
     const silent = await open();
+    clock.advance(300); // its auth deadline
     expect(await silent.next((m) => m.type === "error")).toMatchObject({ code: "AUTH_TIMEOUT" });
     expect((await silent.closedWith()).code).toBe(4008);
   });
@@ -147,6 +153,8 @@ describe("price stream", () => {
       rejected: [{ market_id: "kalshi:M59", reason: "NOT_SUBSCRIBED" }],
     });
     const before = client.updates("kalshi:M0").length;
+    // The connection was written (M0's snapshot) at this instant: what follows waits out its flush interval.
+    clock.advance(1_000);
     kalshi.emit({ kind: "book", book: book("kalshi:M0", 100_000, 900_000) });
     kalshi.emit({ kind: "book", book: book("kalshi:M1", 110_000, 900_000) });
     await client.next((m) => m.type === "price_update" && m["best_bid"] === 0.11);

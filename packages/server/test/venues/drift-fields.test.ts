@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { checkSample, type EndpointFields, parseSpec } from "../../src/venues/drift";
 import { KALSHI_ENDPOINTS } from "../../src/venues/kalshi/fields";
+import { parseWsMessage } from "../../src/venues/kalshi/messages";
 import {
   eventInfo,
   normalizeOrderBook as kalshiBook,
@@ -15,7 +16,6 @@ import {
   normalizeCutoff,
   normalizeEvent,
   normalizeMarkets,
-  parseWsMessage,
   seriesFees,
 } from "../../src/venues/kalshi/normalize";
 import { LocalBooks } from "../../src/venues/polymarket/books";

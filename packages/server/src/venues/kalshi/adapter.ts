@@ -3,8 +3,8 @@
  * market, books, candlesticks, the live feed (only with a feed key: the WebSocket requires auth),
  * and the account side on V2 order entry. Markets, candles, orders and fills Kalshi has moved past
  * its historical cutoff are read from `/historical/*` when the live endpoints no longer have them.
- * I/O lives in fetcher.ts, parsing in normalize.ts (pure), signing in auth.ts, order shapes in
- * orders.ts; this file wires them to the Venue interface.
+ * I/O lives in fetcher.ts, parsing in normalize.ts (market data) and account.ts (portfolio), both
+ * pure, signing in auth.ts, order shapes in orders.ts; this file wires them to the Venue interface.
  */
 import { randomUUID } from "node:crypto";
 import { type Clock, isoNow, systemClock } from "../../infra/clock";
@@ -24,6 +24,7 @@ import type {
   VenueOrderRequest,
   VenuePosition,
 } from "../venue";
+import { normalizeBalance, normalizeFill, normalizeOrder, normalizePosition } from "./account";
 import type { KalshiKey } from "./auth";
 import { KALSHI_CAPABILITIES } from "./capabilities";
 import { KalshiFeed, type KalshiFeedOptions } from "./feed";
@@ -34,16 +35,12 @@ import {
   type HistoricalCutoff,
   KalshiParseError,
   type NormalizeContext,
-  normalizeBalance,
   normalizeCandles,
   normalizeCutoff,
   normalizeEvent,
-  normalizeFill,
   normalizeMarket,
   normalizeMarkets,
-  normalizeOrder,
   normalizeOrderBook,
-  normalizePosition,
   PERIOD_MINUTES,
   type SeriesFees,
   seriesFees,

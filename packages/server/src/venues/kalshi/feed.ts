@@ -17,13 +17,8 @@ import { type Clock, isoNow } from "../../infra/clock";
 import type { FeedEvent, FeedSubscription, VenueFill } from "../venue";
 import { type KalshiKey, kalshiAuthHeaders } from "./auth";
 import { LocalBook } from "./book";
-import {
-  KalshiParseError,
-  type NormalizeContext,
-  parseWsMessage,
-  type Report,
-  tickerFromMarketId,
-} from "./normalize";
+import { parseWsMessage } from "./messages";
+import { KalshiParseError, type NormalizeContext, type Report, tickerFromMarketId } from "./normalize";
 
 export const MARKET_CHANNELS = ["orderbook_delta", "ticker", "trade"] as const;
 

@@ -108,7 +108,7 @@ const KALSHI_EVENT_KNOWN = [
   "exchange_index",
 ];
 
-/** WebSocket envelope fields every message's parse reads (normalize.ts `parseWsMessage`). */
+/** WebSocket envelope fields every message's parse reads (messages.ts `parseWsMessage`). */
 function wsMessage(type: string, required: boolean, msg: FieldMap): FieldMap {
   return {
     [type]: required ? "object" : "object?",

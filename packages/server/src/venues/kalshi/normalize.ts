@@ -1,5 +1,7 @@
 /**
- * Kalshi JSON -> crossbook model, as pure functions (no I/O, no clock: "now" is passed in).
+ * Kalshi market data, JSON -> crossbook model, as pure functions (no I/O, no clock: "now" is passed
+ * in): markets, events, series fees, order books, candlesticks, the historical cutoff and public
+ * trades, with the readers that `messages.ts` (WebSocket) and `account.ts` (portfolio) share.
  *
  * Why this module exists on its own: Kalshi finished its fixed-point migration (VENUES.md §0.2), so
  * every price is a `*_dollars` string and every count an `*_fp` string; the legacy integer-cents
@@ -26,7 +28,7 @@ import type {
   VenueEvent,
   VenueMarket,
 } from "../model";
-import { type FeedEvent, marketId, type VenueFill, type VenueOrder, type VenuePosition } from "../venue";
+import { marketId } from "../venue";
 
 export type Report = (kind: string, detail: Record<string, unknown>) => void;
 
@@ -55,7 +57,7 @@ export interface SeriesFees {
   multiplier: number;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
 /** A Kalshi object that could not be turned into our model; names the ticker it concerns. */
 export class KalshiParseError extends VenueError {
@@ -77,7 +79,7 @@ export function asObject(value: unknown): Json | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json) : undefined;
 }
 
-function text(o: Json, key: string): string | undefined {
+export function text(o: Json, key: string): string | undefined {
   const v = o[key];
   return typeof v === "string" && v.length > 0 ? v : undefined;
 }
@@ -125,7 +127,7 @@ export function decimalMicros(input: string | number): Micros | undefined {
 }
 
 /** An optional fixed-point field: absent -> undefined, present but malformed -> parse error. */
-function optMicros(o: Json, key: string, ticker: string): Micros | undefined {
+export function optMicros(o: Json, key: string, ticker: string): Micros | undefined {
   const v = o[key];
   if (v === undefined || v === null || v === "") return undefined;
   if (typeof v !== "string" && typeof v !== "number") {
@@ -147,7 +149,7 @@ function expectedMicros(o: Json, key: string, ticker: string, ctx: NormalizeCont
   return value;
 }
 
-function isoTime(o: Json, key: string): string | null {
+export function isoTime(o: Json, key: string): string | null {
   const v = o[key];
   if (typeof v === "string" && v.length > 0) {
     const ms = Date.parse(v);
@@ -163,7 +165,7 @@ export function secondsOrMsToIso(value: number): string {
 }
 
 /** The message's own time (`ts_ms`, then `ts` as seconds or ISO); `fallback` only when it has none. */
-function messageTime(o: Json, fallback: () => string): string {
+export function messageTime(o: Json, fallback: () => string): string {
   const ms = o["ts_ms"];
   if (typeof ms === "number" && Number.isFinite(ms)) return isoFromMs(ms);
   return isoTime(o, "ts") ?? fallback();
@@ -719,347 +721,4 @@ export function normalizeTrade(raw: unknown, ctx: NormalizeContext): Trade {
     timestamp: messageTime(o, () => isoTime(o, "created_time") ?? ctx.now),
     venueTradeId: text(o, "trade_id") ?? null,
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// WebSocket messages — VENUES.md §2.4. Envelope `{type, sid, seq?, msg}`; commands answer with
-// `subscribed` / `ok` / `error` carrying the command `id`.
-
-export type KalshiWsMessage =
-  | { type: "subscribed"; id: number | null; sid: number; channel: string }
-  | { type: "unsubscribed"; id: number | null; sid: number }
-  | { type: "ok"; id: number | null }
-  | { type: "error"; id: number | null; code: number | null; message: string }
-  | {
-      type: "orderbook_snapshot";
-      sid: number;
-      seq: number | null;
-      ticker: string;
-      yes: BookLevel[];
-      no: BookLevel[];
-    }
-  | {
-      type: "orderbook_delta";
-      sid: number;
-      seq: number | null;
-      ticker: string;
-      outcome: Outcome;
-      price: Micros;
-      delta: Micros;
-      timestamp: string;
-    }
-  | {
-      type: "ticker";
-      sid: number;
-      seq: number | null;
-      quote: Extract<FeedEvent, { kind: "quote" }>;
-    }
-  | { type: "trade"; sid: number; seq: number | null; trade: Trade }
-  | { type: "fill"; sid: number; seq: number | null; fill: VenueFill }
-  | { type: "ignored"; sid: number | null; seq: number | null; kind: string };
-
-function numberField(o: Json, key: string): number | null {
-  return finite(o[key]);
-}
-
-function finite(v: unknown): number | null {
-  return typeof v === "number" && Number.isFinite(v) ? v : null;
-}
-
-/** The frame fields every message shares, read by name: this runs once per frame at feed rate. */
-interface WsFrame {
-  type?: unknown;
-  id?: unknown;
-  sid?: unknown;
-  seq?: unknown;
-  msg?: unknown;
-}
-
-/** orderbook_delta's `msg` (VENUES.md §2.4). */
-interface WsDelta {
-  market_ticker?: unknown;
-  side?: unknown;
-  price_dollars?: unknown;
-  delta_fp?: unknown;
-  ts_ms?: unknown;
-}
-
-/** A decimal field of a feed message, or a parse error naming it. */
-function feedMicros(v: unknown, key: string, ticker: string): Micros {
-  const parsed = typeof v === "string" || typeof v === "number" ? decimalMicros(v) : undefined;
-  if (parsed === undefined)
-    throw new KalshiParseError(ticker, `${key} is not a decimal: ${JSON.stringify(v) ?? "missing"}`);
-  return parsed;
-}
-
-/**
- * One parsed WS frame -> a typed message. Throws KalshiParseError for a data message we cannot
- * read (the feed reports and drops it); unknown message types come back as `ignored`.
- *
- * Fields are read by literal name rather than through the `text(o, key)` helpers on the delta path
- * (80% of all frames): a property load at a fixed site stays fast, a keyed load in a helper shared
- * by every shape does not.
- */
-export function parseWsMessage(frame: unknown, ctx: NormalizeContext): KalshiWsMessage {
-  const o = asObject(frame) as (Json & WsFrame) | undefined;
-  if (!o) throw new KalshiParseError("<ws>", "frame is not an object");
-  const rawType = o.type;
-  const type = typeof rawType === "string" ? rawType : "";
-  const sid = finite(o.sid);
-  const seq = finite(o.seq);
-  if (type === "orderbook_delta") {
-    const msg = (asObject(o.msg) ?? {}) as WsDelta;
-    const ticker = msg.market_ticker;
-    if (typeof ticker !== "string" || ticker.length === 0)
-      throw new KalshiParseError("<ws>", "orderbook_delta without market_ticker");
-    const side = msg.side;
-    if (side !== "yes" && side !== "no")
-      throw new KalshiParseError(ticker, `orderbook_delta side is ${JSON.stringify(side) ?? "missing"}`);
-    const ms = msg.ts_ms;
-    return {
-      type,
-      sid: sid ?? -1,
-      seq,
-      ticker,
-      outcome: side,
-      price: feedMicros(msg.price_dollars, "price_dollars", ticker),
-      delta: feedMicros(msg.delta_fp, "delta_fp", ticker),
-      timestamp:
-        typeof ms === "number" && Number.isFinite(ms)
-          ? isoFromMs(ms)
-          : messageTime(msg as Json, () => ctx.now),
-    };
-  }
-  const id = finite(o.id);
-  const msg = asObject(o.msg) ?? {};
-  switch (type) {
-    case "subscribed":
-      return {
-        type,
-        id,
-        sid: numberField(msg, "sid") ?? sid ?? -1,
-        channel: text(msg, "channel") ?? "",
-      };
-    case "unsubscribed":
-      return { type, id, sid: sid ?? numberField(msg, "sid") ?? -1 };
-    case "ok":
-      return { type, id };
-    case "error":
-      return { type, id, code: numberField(msg, "code"), message: text(msg, "msg") ?? "unknown error" };
-    case "orderbook_snapshot": {
-      const ticker = text(msg, "market_ticker") ?? "<ws>";
-      // The snapshot carries `yes_dollars_fp`/`no_dollars_fp` (VENUES.md §2.4); the REST names are
-      // accepted too so a rename between the two does not blank the book.
-      const yesKey = "yes_dollars_fp" in msg ? "yes_dollars_fp" : "yes_dollars";
-      const noKey = "no_dollars_fp" in msg ? "no_dollars_fp" : "no_dollars";
-      if (yesKey === "yes_dollars" || noKey === "no_dollars")
-        ctx.report("ws_snapshot_rest_field_names", { ticker });
-      return {
-        type,
-        sid: sid ?? -1,
-        seq,
-        ticker,
-        yes: parseLevels(msg[yesKey], ticker, yesKey),
-        no: parseLevels(msg[noKey], ticker, noKey),
-      };
-    }
-    case "ticker": {
-      const ticker = text(msg, "market_ticker");
-      if (!ticker) throw new KalshiParseError("<ws>", "ticker without market_ticker");
-      const bid = optMicros(msg, "yes_bid_dollars", ticker);
-      const ask = optMicros(msg, "yes_ask_dollars", ticker);
-      const last = optMicros(msg, "price_dollars", ticker);
-      return {
-        type,
-        sid: sid ?? -1,
-        seq,
-        quote: {
-          kind: "quote",
-          marketId: marketId("kalshi", ticker),
-          bestBid: bid === undefined || bid === 0 ? null : bid,
-          bestAsk: ask === undefined || ask >= MICROS ? null : ask,
-          lastPrice: last === undefined || last === 0 ? null : last,
-          timestamp: messageTime(msg, () => ctx.now),
-        },
-      };
-    }
-    case "trade":
-      return { type, sid: sid ?? -1, seq, trade: normalizeTrade(msg, ctx) };
-    case "fill":
-      return { type, sid: sid ?? -1, seq, fill: normalizeFill(msg, ctx) };
-    default:
-      if (type === "") ctx.report("ws_frame_without_type", {});
-      return { type: "ignored", sid, seq, kind: type };
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Orders, fills, positions, balance — VENUES.md §2.6.
-
-/**
- * Which outcome and direction an order/fill stands for, and so which price of it to read.
- *
- * Current objects carry `outcome_side` (yes|no) and `book_side` (bid|ask), and the two carry ONE
- * bit: buy YES and sell NO both give (yes, bid), buy NO and sell YES both give (no, ask); (yes, ask)
- * and (no, bid) never occur (docs.kalshi.com/getting_started/order_direction; SDK 3.30 `Order.md`,
- * `Fill.md`). Kalshi has one YES book and V2 order entry sends only `side: bid|ask` with the YES
- * price (`CreateOrderV2Request`, `BookSide`: "bid means buy YES, ask means sell YES"), so the venue
- * itself cannot tell buy YES from sell NO. We read the bit in that book's terms: bid = buy YES,
- * ask = sell YES, at the YES price. A user's "sell YES @ 0.60" (sent as ask 0.60) comes back as
- * exactly that; a "buy NO @ 0.40" (also ask 0.60) comes back as the same order, sell YES @ 0.60,
- * and crossbook's own order row keeps what the user asked (orders/live.ts turns fills round).
- *
- * Should the two fields ever disagree, `book_side` wins (it is the order-entry vocabulary) and the
- * disagreement is reported. Objects with only the deprecated `side` (yes|no) + `action`
- * (buy|sell), which do carry two bits, are read as they are.
- */
-export function orderDirection(
-  o: Json,
-  ticker: string,
-  report: Report,
-): { outcome: Outcome; side: "buy" | "sell" } {
-  const outcomeSide = text(o, "outcome_side");
-  const bookSide = text(o, "book_side");
-  const fromBook = bookSide === "bid" ? "yes" : bookSide === "ask" ? "no" : undefined;
-  const fromOutcome = outcomeSide === "yes" || outcomeSide === "no" ? outcomeSide : undefined;
-  if (fromBook && fromOutcome && fromBook !== fromOutcome)
-    report("direction_fields_disagree", { ticker, outcome_side: outcomeSide, book_side: bookSide });
-  const long = fromBook ?? fromOutcome;
-  if (long) return { outcome: "yes", side: long === "yes" ? "buy" : "sell" };
-  const side = text(o, "side");
-  const action = text(o, "action");
-  if ((side === "yes" || side === "no") && (action === "buy" || action === "sell")) {
-    report("deprecated_side_action_only", { ticker });
-    return { outcome: side, side: action };
-  }
-  // V2 order entry echoes `side: bid|ask` on the YES book.
-  if (side === "bid" || side === "ask") return { outcome: "yes", side: side === "bid" ? "buy" : "sell" };
-  throw new KalshiParseError(ticker, "order/fill without outcome_side, book_side or side+action");
-}
-
-function priceFor(o: Json, outcome: Outcome, ticker: string): Micros | undefined {
-  const yes = optMicros(o, "yes_price_dollars", ticker);
-  const no = optMicros(o, "no_price_dollars", ticker);
-  if (outcome === "yes") return yes ?? (no === undefined ? undefined : complement(no));
-  return no ?? (yes === undefined ? undefined : complement(yes));
-}
-
-const ORDER_STATUS: Record<string, VenueOrder["status"]> = {
-  resting: "open",
-  pending: "pending",
-  canceled: "cancelled",
-  cancelled: "cancelled",
-  executed: "filled",
-};
-
-/** VENUES.md §2.6 "Order object" -> VenueOrder. */
-export function normalizeOrder(raw: unknown, ctx: NormalizeContext): VenueOrder {
-  const o = asObject(raw);
-  if (!o) throw new KalshiParseError("<order>", "order is not an object");
-  const ticker = text(o, "ticker") ?? text(o, "market_ticker");
-  const orderId = text(o, "order_id");
-  if (!ticker || !orderId)
-    throw new KalshiParseError(ticker ?? "<order>", "order without ticker or order_id");
-  const { outcome, side } = orderDirection(o, ticker, ctx.report);
-  const price = priceFor(o, outcome, ticker);
-  if (price === undefined) throw new KalshiParseError(ticker, `order ${orderId} has no price`);
-  const filled = optMicros(o, "fill_count_fp", ticker) ?? 0;
-  const remaining = optMicros(o, "remaining_count_fp", ticker);
-  const initial =
-    optMicros(o, "initial_count_fp", ticker) ?? (remaining === undefined ? undefined : filled + remaining);
-  if (initial === undefined) throw new KalshiParseError(ticker, `order ${orderId} has no count`);
-  const statusText = text(o, "status") ?? "";
-  let status = ORDER_STATUS[statusText];
-  if (status === undefined) {
-    ctx.report("unknown_order_status", { ticker, status: statusText });
-    status = "pending";
-  }
-  return {
-    venueOrderId: orderId,
-    marketId: marketId("kalshi", ticker),
-    outcome,
-    side,
-    price,
-    size: initial,
-    filledSize: filled,
-    status,
-    createdAt: isoTime(o, "created_time") ?? ctx.now,
-    clientOrderId: text(o, "client_order_id") ?? null,
-  };
-}
-
-/**
- * VENUES.md §2.6 "Fill" (REST, `fill_id`) and §2.4 `fill` messages (keyed by `trade_id`) ->
- * VenueFill. `fee_cost` is a dollar string.
- */
-export function normalizeFill(raw: unknown, ctx: NormalizeContext): VenueFill {
-  const o = asObject(raw);
-  if (!o) throw new KalshiParseError("<fill>", "fill is not an object");
-  const ticker = text(o, "market_ticker") ?? text(o, "ticker");
-  const fillId = text(o, "fill_id") ?? text(o, "trade_id");
-  const orderId = text(o, "order_id");
-  if (!ticker || !fillId || !orderId) {
-    throw new KalshiParseError(ticker ?? "<fill>", "fill without ticker, fill_id/trade_id or order_id");
-  }
-  const { outcome, side } = orderDirection(o, ticker, ctx.report);
-  const price = priceFor(o, outcome, ticker);
-  const size = optMicros(o, "count_fp", ticker);
-  if (price === undefined || size === undefined)
-    throw new KalshiParseError(ticker, `fill ${fillId} without price or count`);
-  const fee = optMicros(o, "fee_cost", ticker);
-  if (fee === undefined) ctx.report("missing_field:fee_cost", { ticker });
-  const taker = o["is_taker"];
-  return {
-    venueFillId: fillId,
-    venueOrderId: orderId,
-    marketId: marketId("kalshi", ticker),
-    outcome,
-    side,
-    price,
-    size,
-    // Without `fee_cost` crossbook's model of the market's schedule charges the fill.
-    fee: fee ?? null,
-    ...(typeof taker === "boolean" ? { liquidity: taker ? ("taker" as const) : ("maker" as const) } : {}),
-    timestamp: messageTime(o, () => isoTime(o, "created_time") ?? ctx.now),
-  };
-}
-
-/**
- * VENUES.md §2.6 `market_positions[]` -> VenuePosition. `position_fp` is signed (+ YES, − NO);
- * the average price is the position's exposure (its cost) per contract. Flat positions are dropped.
- */
-export function normalizePosition(raw: unknown, ctx: NormalizeContext): VenuePosition | null {
-  const o = asObject(raw);
-  const ticker = o ? text(o, "ticker") : undefined;
-  if (!o || !ticker) throw new KalshiParseError("<position>", "position without ticker");
-  const position = optMicros(o, "position_fp", ticker);
-  if (position === undefined) throw new KalshiParseError(ticker, "position without position_fp");
-  if (position === 0) return null;
-  const size = Math.abs(position);
-  const exposure = optMicros(o, "market_exposure_dollars", ticker);
-  if (exposure === undefined) ctx.report("missing_field:market_exposure_dollars", { ticker });
-  return {
-    marketId: marketId("kalshi", ticker),
-    outcome: position > 0 ? "yes" : "no",
-    size,
-    averagePrice: exposure === undefined ? null : Math.round((exposure * MICROS) / size),
-  };
-}
-
-/**
- * VENUES.md §2.6 `GET /portfolio/balance` -> micro-USD. `balance` is integer cents; the exact
- * `balance_dollars` string wins when present (they must agree; disagreement is reported).
- */
-export function normalizeBalance(body: unknown, ctx: NormalizeContext): Micros {
-  const o = asObject(body);
-  if (!o) throw new KalshiParseError("<balance>", "balance response is not an object");
-  const cents = o["balance"];
-  const fromCents = typeof cents === "number" && Number.isInteger(cents) ? cents * 10_000 : undefined;
-  const fromDollars = optMicros(o, "balance_dollars", "<balance>");
-  if (fromDollars !== undefined && fromCents !== undefined && Math.abs(fromDollars - fromCents) >= 10_000) {
-    ctx.report("balance_fields_disagree", { balance: cents, balance_dollars: o["balance_dollars"] });
-  }
-  const value = fromDollars ?? fromCents;
-  if (value === undefined) throw new KalshiParseError("<balance>", "balance response has no balance");
-  return value;
 }

@@ -13,7 +13,7 @@
  *
  * buy YES and sell NO are the same order on that book, as are sell YES and buy NO: the venue
  * keeps one direction bit (`book_side`/`outcome_side`), so what a user asked for is known only to
- * the order built here and to crossbook's own order row (see normalize.ts `orderDirection`).
+ * the order built here and to crossbook's own order row (see account.ts `orderDirection`).
  *
  * Kalshi has no market order type in the current shape: a "market" order is sent as an
  * immediate-or-cancel limit at the caller's worst acceptable price.

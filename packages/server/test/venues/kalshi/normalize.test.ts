@@ -1,22 +1,17 @@
-/** Offline fixture tests: Kalshi payloads (VENUES.md §2, fixed-point era) in, our model out. */
+/** Offline fixture tests: Kalshi market data (VENUES.md §2, fixed-point era) in, our model out. */
 import { kalshiSchedule } from "@crossbook/fees";
 import { describe, expect, it } from "vitest";
 import {
   eventInfo,
   isMveMarket,
   KalshiParseError,
-  normalizeBalance,
   normalizeCandles,
   normalizeCutoff,
   normalizeEvent,
-  normalizeFill,
   normalizeMarket,
   normalizeMarkets,
-  normalizeOrder,
   normalizeOrderBook,
-  normalizePosition,
   normalizeTrade,
-  parseWsMessage,
   seriesFees,
 } from "../../../src/venues/kalshi/normalize";
 import { fixture, recorder } from "./fixtures";
@@ -419,126 +414,6 @@ describe("historical cutoff (GET /historical/cutoff)", () => {
     expect(r.kinds()).toContain("unreadable_cutoff:market_settled_ts");
   });
 });
-
-describe("WebSocket messages", () => {
-  const ws = fixture<Record<string, unknown>>("ws-messages.json");
-  const ctx = { report: () => {}, now: NOW };
-
-  it("acks and errors", () => {
-    expect(parseWsMessage(ws["subscribed"], ctx)).toEqual({
-      type: "subscribed",
-      id: 1,
-      sid: 2,
-      channel: "orderbook_delta",
-    });
-    expect(parseWsMessage(ws["ok"], ctx)).toEqual({ type: "ok", id: 2 });
-    expect(parseWsMessage(ws["error"], ctx)).toEqual({
-      type: "error",
-      id: 123,
-      code: 2,
-      message: "Params required",
-    });
-  });
-
-  it("orderbook_snapshot reads yes_dollars_fp / no_dollars_fp, a missing side is empty", () => {
-    expect(parseWsMessage(ws["orderbook_snapshot"], ctx)).toEqual({
-      type: "orderbook_snapshot",
-      sid: 2,
-      seq: 1,
-      ticker: "FED-23DEC-T3.00",
-      yes: [
-        { price: 80_000, size: 300_000_000 },
-        { price: 220_000, size: 333_000_000 },
-      ],
-      no: [
-        { price: 540_000, size: 20_000_000 },
-        { price: 560_000, size: 146_000_000 },
-      ],
-    });
-    expect(parseWsMessage(ws["orderbook_snapshot_empty_no"], ctx)).toMatchObject({ no: [] });
-  });
-
-  it("orderbook_delta carries side, price, signed delta, seq and ts_ms", () => {
-    expect(parseWsMessage(ws["orderbook_delta"], ctx)).toEqual({
-      type: "orderbook_delta",
-      sid: 2,
-      seq: 2,
-      ticker: "FED-23DEC-T3.00",
-      outcome: "yes",
-      price: 220_000,
-      delta: -54_000_000,
-      timestamp: new Date(1795348801000).toISOString(),
-    });
-  });
-
-  it("ticker -> quote", () => {
-    expect(parseWsMessage(ws["ticker"], ctx)).toEqual({
-      type: "ticker",
-      sid: 11,
-      seq: null,
-      quote: {
-        kind: "quote",
-        marketId: "kalshi:FED-23DEC-T3.00",
-        bestBid: 450_000,
-        bestAsk: 530_000,
-        lastPrice: 480_000,
-        timestamp: new Date(1669149841000).toISOString(),
-      },
-    });
-  });
-
-  it("trade -> the taker bought the taker side at that side's price", () => {
-    expect(parseWsMessage(ws["trade"], ctx)).toEqual({
-      type: "trade",
-      sid: 3,
-      seq: null,
-      trade: {
-        marketId: "kalshi:FED-23DEC-T3.00",
-        outcome: "no",
-        price: 450_000,
-        size: 100_000_000,
-        takerSide: "buy",
-        timestamp: new Date(1714512345678).toISOString(),
-        venueTradeId: "d91bc706-ee49-470d-82d8-11418bda6fed",
-      },
-    });
-  });
-
-  it("fill -> VenueFill keyed by trade_id", () => {
-    expect(parseWsMessage(ws["fill"], ctx)).toEqual({
-      type: "fill",
-      sid: 4,
-      seq: null,
-      fill: {
-        venueFillId: "t-77",
-        venueOrderId: "o-55",
-        marketId: "kalshi:FED-23DEC-T3.00",
-        outcome: "yes",
-        side: "buy",
-        price: 400_000,
-        size: 1_000_000,
-        fee: 10_000,
-        liquidity: "maker",
-        timestamp: new Date(1700000000000).toISOString(),
-      },
-    });
-  });
-
-  it("other channels are ignored; a delta without a side is a parse error", () => {
-    expect(parseWsMessage(ws["lifecycle"], ctx)).toMatchObject({
-      type: "ignored",
-      kind: "market_lifecycle_v2",
-    });
-    const bad = {
-      type: "orderbook_delta",
-      sid: 2,
-      seq: 3,
-      msg: { market_ticker: "X", price_dollars: "0.1000" },
-    };
-    expect(() => parseWsMessage(bad, ctx)).toThrow(KalshiParseError);
-  });
-});
-
 describe("public trades (GET /markets/trades)", () => {
   it("reads the REST trade shape (ticker, created_time, legacy taker_side only)", () => {
     const r = recorder();
@@ -565,136 +440,5 @@ describe("public trades (GET /markets/trades)", () => {
       },
     ]);
     expect(r.kinds()).toEqual(["missing_field:taker_outcome_side"]);
-  });
-});
-
-describe("portfolio objects", () => {
-  const ctx = { report: () => {}, now: NOW };
-
-  it("order: one direction bit read on the YES book (ask = sell YES at the YES price), counts", () => {
-    const order = normalizeOrder(fixture<{ order: unknown }>("order.json").order, ctx);
-    expect(order).toEqual({
-      venueOrderId: "ee6d2c0e-7e0a-4d6b-9d1b-2f5a2e6b9c01",
-      marketId: "kalshi:KXFEDDECISION-26DEC-H0",
-      outcome: "yes",
-      side: "sell",
-      price: 420_000,
-      size: 10_000_000,
-      filledSize: 2_000_000,
-      status: "open",
-      createdAt: "2026-11-22T12:00:00.000Z",
-      clientOrderId: "my-order-1",
-    });
-  });
-
-  // docs.kalshi.com/getting_started/order_direction: buy YES and sell NO both give (yes, bid), buy NO
-  // and sell YES both give (no, ask). The venue cannot tell the pairs apart, so each reads as the
-  // YES-book order it is: a user's "sell YES @ 0.60" comes back as exactly that.
-  it.each([
-    ["(yes, bid), buy YES or sell NO,", "buy", { outcome_side: "yes", book_side: "bid" }],
-    ["(no, ask), sell YES or buy NO,", "sell", { outcome_side: "no", book_side: "ask" }],
-    ["book_side ask alone", "sell", { book_side: "ask" }],
-    ["outcome_side yes alone", "buy", { outcome_side: "yes" }],
-  ])("%s reads as %s YES at the YES price", (_name, side, direction) => {
-    const raw = { order_id: "o", ticker: "T", status: "resting", ...direction };
-    const order = normalizeOrder(
-      { ...raw, yes_price_dollars: "0.6000", no_price_dollars: "0.4000", initial_count_fp: "1.00" },
-      ctx,
-    );
-    expect([order.outcome, order.side, order.price]).toEqual(["yes", side, 600_000]);
-  });
-
-  it("a sell YES @ 0.60 at the venue comes back as sell YES @ 0.60 from orders and fills", () => {
-    const wire = {
-      outcome_side: "no",
-      book_side: "ask",
-      yes_price_dollars: "0.6000",
-      no_price_dollars: "0.4000",
-    };
-    const order = normalizeOrder(
-      { order_id: "o", ticker: "T", status: "resting", initial_count_fp: "5.00", ...wire },
-      ctx,
-    );
-    const fill = normalizeFill(
-      { fill_id: "f", order_id: "o", ticker: "T", count_fp: "5.00", fee_cost: "0.0000", ...wire },
-      ctx,
-    );
-    for (const o of [order, fill]) expect([o.outcome, o.side, o.price]).toEqual(["yes", "sell", 600_000]);
-  });
-
-  it("combinations the venue never sends are reported; book_side decides", () => {
-    const r = recorder();
-    const order = normalizeOrder(
-      {
-        order_id: "o",
-        ticker: "T",
-        status: "resting",
-        outcome_side: "yes",
-        book_side: "ask",
-        yes_price_dollars: "0.6000",
-        initial_count_fp: "1.00",
-      },
-      { report: r.report, now: NOW },
-    );
-    expect([order.outcome, order.side, order.price]).toEqual(["yes", "sell", 600_000]);
-    expect(r.kinds()).toEqual(["direction_fields_disagree"]);
-  });
-
-  it("order with only the deprecated side/action, no initial count: reported, still read", () => {
-    const r = recorder();
-    const order = normalizeOrder(fixture<{ order: unknown }>("order-legacy-only.json").order, {
-      report: r.report,
-      now: NOW,
-    });
-    expect(order).toMatchObject({
-      outcome: "yes",
-      side: "sell",
-      price: 990_000,
-      size: 3_000_000,
-      status: "filled",
-    });
-    expect(r.kinds()).toEqual(["deprecated_side_action_only"]);
-  });
-
-  it("fills, positions (signed position_fp), balance (cents and balance_dollars)", () => {
-    const fills = fixture<{ fills: unknown[] }>("fills.json").fills.map((f) => normalizeFill(f, ctx));
-    expect(fills[0]).toEqual({
-      venueFillId: "f-1",
-      venueOrderId: "o-1",
-      marketId: "kalshi:KXFEDDECISION-26DEC-H0",
-      outcome: "yes",
-      side: "buy",
-      price: 420_000,
-      size: 10_000_000,
-      fee: 180_000,
-      liquidity: "taker",
-      timestamp: new Date(1795348800 * 1000).toISOString(),
-    });
-    // (no, ask) at YES 0.40: sell YES @ 0.40, the same order as buy NO @ 0.60.
-    expect(fills[1]).toMatchObject({
-      outcome: "yes",
-      side: "sell",
-      price: 400_000,
-      size: 2_500_000,
-      fee: 0,
-      liquidity: "maker",
-    });
-
-    const positions = fixture<{ market_positions: unknown[] }>("positions.json").market_positions.map((p) =>
-      normalizePosition(p, ctx),
-    );
-    expect(positions).toEqual([
-      { marketId: "kalshi:KXFEDDECISION-26DEC-H0", outcome: "yes", size: 10_000_000, averagePrice: 420_000 },
-      { marketId: "kalshi:KXCPI-26OCT-T0.3", outcome: "no", size: 3_000_000, averagePrice: 580_000 },
-      null,
-    ]);
-
-    expect(normalizeBalance(fixture("balance.json"), ctx)).toBe(1_000_000_000);
-    expect(normalizeBalance({ balance: 12345 }, ctx)).toBe(123_450_000);
-    const r = recorder();
-    expect(
-      normalizeBalance({ balance: 100, balance_dollars: "2.0000" }, { report: r.report, now: NOW }),
-    ).toBe(2_000_000);
-    expect(r.kinds()).toEqual(["balance_fields_disagree"]);
   });
 });
