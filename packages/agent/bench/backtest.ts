@@ -120,6 +120,9 @@ async function engine(tape: CandleTape): Promise<{ seconds: number; checksum: nu
     from: tape.time[0]!,
     to: tape.time[tape.length - 1]! + MINUTE,
     initialCash: CASH,
+    // The baseline pays no fees, so neither does the run (the default schedules would charge the
+    // 50 start-of-run buys and the equity curves would differ).
+    fees: { polymarket: false },
     source: tape,
     progressLog: false,
   });

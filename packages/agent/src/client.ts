@@ -18,6 +18,7 @@ import {
   type RequestOptions,
   Transport,
 } from "./http.js";
+import type { OrderRequest } from "./order-types.js";
 import { PriceStream, type PriceStreamOptions } from "./stream.js";
 
 /** `production` trades for real with a live key (`cb_live_…`); `sandbox` uses a test key (`cb_test_…`). */
@@ -58,10 +59,6 @@ export interface PageMeta {
   total?: number;
   [key: string]: unknown;
 }
-
-/** A new order: the body of `POST /v1/orders`. */
-export type OrderRequest = Body<"/v1/orders", "post">;
-export type Order = Data<"/v1/orders/{id}", "get">;
 
 /**
  * The crossbook client.

@@ -21,7 +21,6 @@ export {
   type CrossbookOptions,
   type Environment,
   keyEnvironment,
-  type OrderRequest,
   type PageMeta,
 } from "./client.js";
 export {
@@ -41,5 +40,13 @@ export {
 } from "./execution/index.js";
 export type { components, paths } from "./generated/api.js";
 export { parseRetryAfter, Transport, type TransportOptions } from "./http.js";
+export type {
+  Order,
+  OrderRequest,
+  OrderStatus,
+  OrderSummary,
+  PlacedOrder,
+  TimeInForce,
+} from "./order-types.js";
 export * from "./risk/index.js";
 export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream.js";

@@ -1,113 +1,27 @@
 /**
- * The replay: candles in time order through the strategy, orders filled by the rules in the
- * README, money kept in integer micro-units (1e-6 USD, 1e-6 contract) so results are exact and
- * deterministic. The hot loop reads typed arrays and allocates nothing per candle.
+ * The replay: candles in time order through the strategy, by the rules in the README. This module
+ * drives the run (steps, resolutions, the strategy's callbacks, the result); what an order does is
+ * orders.ts, what it costs and what the account holds is accounting.ts, and the equity curve,
+ * forecasts and metrics are scoring.ts. The hot loop reads typed arrays and allocates nothing per
+ * candle.
  */
-import { type FeeRule, feeRule, MICROS, toMicros, venueOf } from "./fees.js";
-import { maxDrawdown, sharpeRatio, totalReturn, winRate } from "./metrics.js";
+import { Ledger, usd } from "./accounting.js";
+import { Context, type ReplayState, TapeCandle } from "./context.js";
+import { feeRule, MICROS, toMicros } from "./fees.js";
+import { OrderBook } from "./orders.js";
 import { createProgress } from "./progress.js";
+import { Scorecard } from "./scoring.js";
 import { INTERVAL_MS } from "./sources.js";
-import { CandleTape, timeOf } from "./tape.js";
+import { CandleTape, isoOf, timeOf } from "./tape.js";
 import type {
   BacktestOptions,
   BacktestResult,
-  CancelledOrder,
   CandleRequest,
-  CandleView,
-  FeeInput,
   MarketCandle,
-  OpenOrder,
-  OrderInput,
-  OrderTicket,
   Outcome,
-  Portfolio,
-  PositionView,
-  RejectedOrder,
-  RejectReason,
   ResolutionEvent,
-  SlippageFunction,
   Strategy,
-  StrategyContext,
-  Trade,
 } from "./types.js";
-
-const BUY = 0;
-const YES = 0;
-const LIMIT = 0;
-/**
- * The default `max_slippage` of a market order, as in the API.
- *
- * @example
- * ctx.order({ market_id, side: "buy", type: "market", amount: 5 }); // max_slippage 0.05
- */
-export const DEFAULT_MAX_SLIPPAGE = 0.05;
-
-interface SimOrder {
-  id: string;
-  m: number;
-  market_id: string;
-  side: 0 | 1;
-  outcome: 0 | 1;
-  type: 0 | 1;
-  /** Limit price, or a market order's bound (-1 when none), micros of the outcome. */
-  price: number;
-  size: number;
-  amount: number;
-  maxSlippage: number;
-  liquidity: "maker" | "taker";
-  /** Cash held back (limit buys): cost plus fee at the limit. */
-  lock: number;
-  placedAt: number;
-}
-
-const SIDES = ["buy", "sell"] as const;
-const OUTCOMES = ["yes", "no"] as const;
-const TYPES = ["limit", "market"] as const;
-
-const iso = (t: number) => new Date(t).toISOString();
-const usd = (micros: number) => micros / MICROS;
-const cost = (priceMicros: number, sizeMicros: number) => Math.round((priceMicros * sizeMicros) / MICROS);
-
-/** A reusable view of the tape row a market's latest candle is at. */
-class TapeCandle implements CandleView {
-  row = 0;
-  constructor(
-    private readonly tape: CandleTape,
-    readonly market_id: string,
-  ) {}
-  get time(): number {
-    return this.tape.time[this.row]!;
-  }
-  get timestamp(): string {
-    return iso(this.tape.time[this.row]!);
-  }
-  get open(): number {
-    return this.tape.open[this.row]!;
-  }
-  get high(): number {
-    return this.tape.high[this.row]!;
-  }
-  get low(): number {
-    return this.tape.low[this.row]!;
-  }
-  get close(): number {
-    return this.tape.close[this.row]!;
-  }
-  get volume(): number {
-    return this.tape.volume[this.row]!;
-  }
-  toJSON() {
-    return {
-      market_id: this.market_id,
-      timestamp: this.timestamp,
-      open: this.open,
-      high: this.high,
-      low: this.low,
-      close: this.close,
-      volume: this.volume,
-    };
-  }
-}
 
 /** Parses and checks the run's options (everything but the candles). */
 function settings(options: BacktestOptions) {
@@ -213,55 +127,23 @@ export async function backtest(options: BacktestOptions): Promise<BacktestResult
   return new Replay(options, s, tape).run();
 }
 
-class Replay {
+/** One run: the clock, the step's candles, and the resolutions still to apply. */
+class Replay implements ReplayState {
   readonly strategy: Strategy;
-  readonly markets: string[];
   readonly indexOf: Map<string, number>;
-  readonly fee: FeeRule;
-  readonly slippage: number | SlippageFunction;
   readonly resolutionQueue: Array<{ m: number; outcome: Outcome; at: number }>;
   nextResolution = 0;
-
-  // Money, micros.
-  cash: number;
-  locked = 0;
-  readonly initialMicros: number;
-  feesPaid = 0;
-
-  // Per market (and outcome: index 2m + outcome).
-  readonly last: Float64Array;
-  readonly size: Float64Array;
-  readonly basis: Float64Array;
-  readonly offered: Float64Array;
-  readonly roundTrip: Float64Array;
+  /** Per market: non-zero once it resolved (its orders refused, its candles skipped). */
   readonly resolved: Uint8Array;
-  readonly openCount: Int32Array;
-  readonly orders: SimOrder[][];
+  readonly ledger: Ledger;
+  readonly book: OrderBook;
+  readonly scores: Scorecard;
   readonly views: TapeCandle[];
   readonly stepOf: Float64Array;
-  readonly predCount: Float64Array;
-  readonly predSum: Float64Array;
-  readonly predSquares: Float64Array;
-  /** Markets with a position, and each market's place in that list (-1: none). */
-  readonly held: number[] = [];
-  readonly heldAt: Int32Array;
-
-  readonly byId = new Map<string, SimOrder>();
-  seq = 0;
+  readonly stepCandles: TapeCandle[] = [];
+  readonly resolutionsApplied: BacktestResult["resolutions"] = [];
   step = 0;
   now: number;
-  readonly stepCandles: TapeCandle[] = [];
-
-  // Results.
-  readonly trades: Trade[] = [];
-  readonly rejected: RejectedOrder[] = [];
-  readonly cancelled: CancelledOrder[] = [];
-  readonly roundTripPnls: number[] = [];
-  readonly resolutionsApplied: BacktestResult["resolutions"] = [];
-  brierSum = 0;
-  brierCount = 0;
-  readonly eqTime: number[] = [];
-  readonly eqValue: number[] = [];
   readonly ctx: Context;
 
   constructor(
@@ -269,42 +151,29 @@ class Replay {
     readonly s: ReturnType<typeof settings>,
     readonly tape: CandleTape,
   ) {
+    const n = s.markets.length;
     this.strategy = s.strategy;
-    this.markets = s.markets;
     this.indexOf = s.indexOf;
-    this.fee = feeRule(options.fees);
-    this.slippage = s.slippage;
     this.resolutionQueue = s.resolutions;
-    this.initialMicros = toMicros(s.initialCash);
-    this.cash = this.initialMicros;
     this.now = s.from;
-    const n = this.markets.length;
-    this.last = new Float64Array(n).fill(Number.NaN);
-    this.size = new Float64Array(2 * n);
-    this.basis = new Float64Array(2 * n);
-    this.offered = new Float64Array(2 * n);
-    this.roundTrip = new Float64Array(2 * n);
     this.resolved = new Uint8Array(n);
-    this.openCount = new Int32Array(n);
-    this.orders = this.markets.map(() => []);
-    this.views = this.markets.map((id) => new TapeCandle(tape, id));
+    this.ledger = new Ledger(s.markets, toMicros(s.initialCash), feeRule(options.fees));
+    this.book = new OrderBook(tape, this.indexOf, this.ledger, s.slippage, this.resolved, this);
+    this.scores = new Scorecard(this.indexOf, this.resolved);
+    this.views = s.markets.map((id) => new TapeCandle(tape, id));
     this.stepOf = new Float64Array(n).fill(-1);
-    this.predCount = new Float64Array(n);
-    this.predSum = new Float64Array(n);
-    this.predSquares = new Float64Array(n);
-    this.heldAt = new Int32Array(n).fill(-1);
     this.ctx = new Context(this);
   }
 
   run(): BacktestResult {
-    const { tape, strategy, ctx } = this;
+    const { tape, strategy, ctx, book, ledger, scores } = this;
     const n = tape.length;
     const time = tape.time;
     const market = tape.market;
     const close = tape.close;
-    const last = this.last;
+    const last = ledger.last;
     const resolved = this.resolved;
-    const openCount = this.openCount;
+    const openCount = book.openCount;
     const views = this.views;
     const stepOf = this.stepOf;
     const stepCandles = this.stepCandles;
@@ -330,7 +199,7 @@ class Replay {
       do {
         const m = market[i]!;
         if (resolved[m] === 0) {
-          if (openCount[m] !== 0) this.fillOrders(m, i);
+          if (openCount[m] !== 0) book.fillAt(m, i);
           last[m] = close[i]!;
           const view = views[m]!;
           view.row = i;
@@ -343,8 +212,7 @@ class Replay {
       if (k === 0) continue;
       if (stepCandles.length !== k) stepCandles.length = k;
       this.step = step + 1;
-      this.eqTime.push(t);
-      this.eqValue.push(this.equityMicros() / MICROS);
+      scores.record(t, ledger.equityMicros() / MICROS);
       strategy.onCandle(ctx);
     }
 
@@ -353,331 +221,16 @@ class Replay {
       const at = queue[this.nextResolution]!.at;
       this.now = at;
       this.resolveUntil(at);
-      const lastTime =
-        this.eqTime.length > 0 ? this.eqTime[this.eqTime.length - 1]! : Number.NEGATIVE_INFINITY;
-      if (at > lastTime) {
-        this.eqTime.push(at);
-        this.eqValue.push(this.equityMicros() / MICROS);
-      } else {
-        this.eqValue[this.eqValue.length - 1] = this.equityMicros() / MICROS;
-      }
+      scores.restate(at, ledger.equityMicros() / MICROS);
     }
     progress.finish(n);
 
     this.now = this.s.to;
     this.stepCandles.length = 0;
     strategy.onEnd?.(ctx);
-    for (const list of this.orders) {
-      for (const order of [...list]) this.cancelOrder(order, "backtest_end");
-    }
+    book.cancelAll("backtest_end");
     return this.result();
   }
-
-  // --- orders -------------------------------------------------------------------------------------
-
-  reject(
-    id: string,
-    input: Partial<OrderInput> | undefined,
-    reason: RejectReason,
-    message: string,
-  ): OrderTicket {
-    const type = input?.type ?? "limit";
-    this.rejected.push({
-      order_id: id,
-      timestamp: iso(this.now),
-      market_id: String(input?.market_id ?? ""),
-      side: String(input?.side ?? ""),
-      outcome: String(input?.outcome ?? "yes"),
-      type: String(type),
-      price: typeof input?.price === "number" ? input.price : null,
-      amount: typeof input?.amount === "number" ? input.amount : 0,
-      reason,
-      message,
-    });
-    return { id, status: "rejected", reason };
-  }
-
-  place(input: OrderInput): OrderTicket {
-    const id = `bt_${++this.seq}`;
-    if (!input || typeof input !== "object")
-      return this.reject(id, undefined, "invalid_order", "order must be an object");
-    const m = this.indexOf.get(input.market_id);
-    if (m === undefined)
-      return this.reject(id, input, "unknown_market", `${input.market_id} is not in the run's markets`);
-    if (this.resolved[m] !== 0)
-      return this.reject(id, input, "market_resolved", `${input.market_id} has resolved`);
-    const side = SIDES.indexOf(input.side);
-    const outcome = OUTCOMES.indexOf(input.outcome ?? "yes");
-    const type = TYPES.indexOf(input.type ?? "limit");
-    if (side < 0) return this.reject(id, input, "invalid_order", "side must be buy or sell");
-    if (outcome < 0) return this.reject(id, input, "invalid_order", "outcome must be yes or no");
-    if (type < 0) return this.reject(id, input, "invalid_order", "type must be limit or market");
-    const size =
-      typeof input.amount === "number" && Number.isFinite(input.amount) ? toMicros(input.amount) : 0;
-    if (!(size > 0)) return this.reject(id, input, "invalid_order", "amount must be a number > 0");
-    let price = -1;
-    if (input.price !== undefined || type === LIMIT) {
-      const p = input.price;
-      if (typeof p !== "number" || !(p > 0 && p < 1)) {
-        return this.reject(id, input, "invalid_order", "price must be strictly between 0 and 1");
-      }
-      price = toMicros(p);
-      if (price <= 0 || price >= MICROS)
-        return this.reject(id, input, "invalid_order", "price must be strictly between 0 and 1");
-    }
-    const maxSlippage = input.max_slippage ?? DEFAULT_MAX_SLIPPAGE;
-    if (!(typeof maxSlippage === "number" && Number.isFinite(maxSlippage) && maxSlippage >= 0)) {
-      return this.reject(id, input, "invalid_order", "max_slippage must be a fraction ≥ 0");
-    }
-    const slot = 2 * m + outcome;
-    if (side !== BUY && this.size[slot]! - this.offered[slot]! < size) {
-      const free = usd(this.size[slot]! - this.offered[slot]!);
-      return this.reject(
-        id,
-        input,
-        "insufficient_position",
-        `selling ${input.amount}, ${free} held and not already offered`,
-      );
-    }
-    // A limit order that crosses the last price would take liquidity (taker); otherwise it rests (maker).
-    let liquidity: "maker" | "taker" = "taker";
-    if (type === LIMIT) {
-      const lastYes = this.last[m]!;
-      if (!Number.isNaN(lastYes)) {
-        const lastMicros = toMicros(lastYes);
-        const outcomeLast = outcome === YES ? lastMicros : MICROS - lastMicros;
-        liquidity = (side === BUY ? price >= outcomeLast : price <= outcomeLast) ? "taker" : "maker";
-      }
-    }
-    const order: SimOrder = {
-      id,
-      m,
-      market_id: input.market_id,
-      side: side as 0 | 1,
-      outcome: outcome as 0 | 1,
-      type: type as 0 | 1,
-      price,
-      size,
-      amount: usd(size),
-      maxSlippage,
-      liquidity,
-      lock: 0,
-      placedAt: this.now,
-    };
-    if (type === LIMIT && side === BUY) {
-      const lock = cost(price, size) + this.feeOf(order, price);
-      if (lock > this.cash - this.locked) {
-        return this.reject(
-          id,
-          input,
-          "insufficient_cash",
-          `needs ${usd(lock)} (cost and fee), ${usd(this.cash - this.locked)} available`,
-        );
-      }
-      order.lock = lock;
-      this.locked += lock;
-    }
-    if (side !== BUY) this.offered[slot]! += size;
-    this.orders[m]!.push(order);
-    this.openCount[m]!++;
-    this.byId.set(id, order);
-    return { id, status: "open" };
-  }
-
-  feeOf(order: SimOrder, priceMicros: number): number {
-    const input: FeeInput = {
-      market_id: order.market_id,
-      venue: venueOf(order.market_id),
-      side: SIDES[order.side],
-      outcome: OUTCOMES[order.outcome],
-      price: usd(priceMicros),
-      amount: order.amount,
-      liquidity: order.liquidity,
-    };
-    return this.fee(input, order.size, priceMicros);
-  }
-
-  /** Takes an order off its market (filled, cancelled, rejected at fill time). */
-  remove(order: SimOrder): void {
-    const list = this.orders[order.m]!;
-    const at = list.indexOf(order);
-    if (at >= 0) list.splice(at, 1);
-    this.openCount[order.m]!--;
-    this.byId.delete(order.id);
-    if (order.lock > 0) {
-      this.locked -= order.lock;
-      order.lock = 0;
-    }
-    if (order.side !== BUY) this.offered[2 * order.m + order.outcome]! -= order.size;
-  }
-
-  cancelOrder(order: SimOrder, reason: CancelledOrder["reason"]): void {
-    this.remove(order);
-    this.cancelled.push({ ...this.ended(order), reason });
-  }
-
-  rejectAtFill(order: SimOrder, reason: RejectReason, message: string): void {
-    this.remove(order);
-    this.rejected.push({ ...this.ended(order), reason, message });
-  }
-
-  /** What the cancelled and rejected lists say of an order taken off now. */
-  ended(order: SimOrder): Omit<CancelledOrder, "reason"> {
-    return {
-      order_id: order.id,
-      timestamp: iso(this.now),
-      market_id: order.market_id,
-      side: SIDES[order.side],
-      outcome: OUTCOMES[order.outcome],
-      type: TYPES[order.type],
-      price: order.price >= 0 ? usd(order.price) : null,
-      amount: order.amount,
-    };
-  }
-
-  /** Fills the open orders of market `m` that candle row `i` reaches, in the order they were placed. */
-  fillOrders(m: number, i: number): void {
-    const tape = this.tape;
-    const lowYes = toMicros(tape.low[i]!);
-    const highYes = toMicros(tape.high[i]!);
-    const openYes = toMicros(tape.open[i]!);
-    const list = this.orders[m]!;
-    let j = 0;
-    while (j < list.length) {
-      const order = list[j]!;
-      this.tryFill(order, i, lowYes, highYes, openYes);
-      if (list[j] === order) j++; // still open; else it left the list and the next one moved here
-    }
-  }
-
-  tryFill(order: SimOrder, i: number, lowYes: number, highYes: number, openYes: number): void {
-    const tape = this.tape;
-    const yes = order.outcome === YES;
-    if (order.type === LIMIT) {
-      const low = yes ? lowYes : MICROS - highYes;
-      const high = yes ? highYes : MICROS - lowYes;
-      if (order.side === BUY ? low <= order.price : high >= order.price) this.fill(order, order.price);
-      return;
-    }
-    const open = yes ? openYes : MICROS - openYes;
-    const s =
-      typeof this.slippage === "number"
-        ? this.slippage
-        : this.slippage({
-            market_id: order.market_id,
-            side: SIDES[order.side],
-            outcome: OUTCOMES[order.outcome],
-            amount: order.amount,
-            price: usd(open),
-            volume: tape.volume[i]!,
-          });
-    if (!(Number.isFinite(s) && s >= 0)) throw new RangeError(`slippage function returned ${s}`);
-    if (s > order.maxSlippage + 1e-12) {
-      this.rejectAtFill(order, "slippage_exceeded", `slippage ${s} above max_slippage ${order.maxSlippage}`);
-      return;
-    }
-    const moved = order.side === BUY ? open * (1 + s) : open * (1 - s);
-    const price = Math.min(MICROS, Math.max(0, Math.round(moved)));
-    if (order.price >= 0 && (order.side === BUY ? price > order.price : price < order.price)) {
-      this.rejectAtFill(
-        order,
-        "price_bound",
-        `fill price ${usd(price)} beyond the order's price ${usd(order.price)}`,
-      );
-      return;
-    }
-    this.fill(order, price);
-  }
-
-  fill(order: SimOrder, price: number): void {
-    const slot = 2 * order.m + order.outcome;
-    const size = order.size;
-    const fee = this.feeOf(order, price);
-    const value = cost(price, size);
-    let realized = 0;
-    if (order.side === BUY) {
-      const available = this.cash - this.locked + order.lock;
-      if (value + fee > available) {
-        this.rejectAtFill(
-          order,
-          "insufficient_cash",
-          `needs ${usd(value + fee)} (cost and fee), ${usd(available)} available`,
-        );
-        return;
-      }
-      this.remove(order);
-      this.cash -= value + fee;
-      if (this.size[slot] === 0) this.roundTrip[slot] = 0;
-      this.size[slot]! += size;
-      this.basis[slot]! += value + fee;
-      this.hold(order.m);
-    } else {
-      if (this.cash + value - fee < 0) {
-        this.rejectAtFill(order, "insufficient_cash", `fee ${usd(fee)} above the proceeds and cash`);
-        return;
-      }
-      this.remove(order);
-      const held = this.size[slot]!;
-      const slice = size >= held ? this.basis[slot]! : Math.round((this.basis[slot]! * size) / held);
-      realized = value - fee - slice;
-      this.cash += value - fee;
-      this.size[slot] = held - size;
-      this.basis[slot]! -= slice;
-      this.roundTrip[slot]! += realized;
-      if (this.size[slot] === 0) {
-        this.basis[slot] = 0;
-        this.roundTripPnls.push(this.roundTrip[slot]!);
-        this.roundTrip[slot] = 0;
-        this.unholdIfFlat(order.m);
-      }
-    }
-    this.feesPaid += fee;
-    this.trades.push({
-      order_id: order.id,
-      timestamp: iso(this.now),
-      market_id: order.market_id,
-      side: SIDES[order.side],
-      outcome: OUTCOMES[order.outcome],
-      type: TYPES[order.type],
-      liquidity: order.liquidity,
-      price: usd(price),
-      amount: order.amount,
-      fee: usd(fee),
-      realized_pnl: usd(realized),
-    });
-  }
-
-  hold(m: number): void {
-    if (this.heldAt[m] !== -1) return;
-    this.heldAt[m] = this.held.length;
-    this.held.push(m);
-  }
-
-  unholdIfFlat(m: number): void {
-    const at = this.heldAt[m]!;
-    if (at === -1 || this.size[2 * m] !== 0 || this.size[2 * m + 1] !== 0) return;
-    const lastHeld = this.held.pop()!;
-    if (lastHeld !== m) {
-      this.held[at] = lastHeld;
-      this.heldAt[lastHeld] = at;
-    }
-    this.heldAt[m] = -1;
-  }
-
-  /** Cash plus positions at their marks (the last close; the average price before any candle), micros. */
-  equityMicros(): number {
-    let value = this.cash;
-    const held = this.held;
-    for (let j = 0; j < held.length; j++) {
-      const m = held[j]!;
-      const p = this.last[m]!;
-      if (Number.isNaN(p)) value += this.basis[2 * m]! + this.basis[2 * m + 1]!;
-      else value += this.size[2 * m]! * p + this.size[2 * m + 1]! * (1 - p);
-    }
-    return value;
-  }
-
-  // --- resolutions --------------------------------------------------------------------------------
 
   resolveUntil(t: number): void {
     const queue = this.resolutionQueue;
@@ -687,37 +240,18 @@ class Replay {
     }
   }
 
+  /** Market `m` resolves at `at`: its orders are cancelled, its positions paid, its forecasts scored. */
   resolve(m: number, outcome: Outcome, at: number): void {
     const saved = this.now;
     this.now = at;
-    for (const order of [...this.orders[m]!]) this.cancelOrder(order, "market_resolved");
+    this.book.cancelMarket(m, "market_resolved");
     this.resolved[m] = outcome === "yes" ? 1 : 2;
-    const winner = outcome === "yes" ? 0 : 1;
-    let payout = 0;
-    for (let o = 0; o < 2; o++) {
-      const slot = 2 * m + o;
-      const held = this.size[slot]!;
-      if (held === 0) continue;
-      const paid = o === winner ? held : 0;
-      payout += paid;
-      this.roundTrip[slot]! += paid - this.basis[slot]!;
-      this.roundTripPnls.push(this.roundTrip[slot]!);
-      this.roundTrip[slot] = 0;
-      this.size[slot] = 0;
-      this.basis[slot] = 0;
-    }
-    this.cash += payout;
-    this.unholdIfFlat(m);
-    const count = this.predCount[m]!;
-    if (count > 0) {
-      const o = outcome === "yes" ? 1 : 0;
-      this.brierSum += this.predSquares[m]! - 2 * o * this.predSum[m]! + o * count;
-      this.brierCount += count;
-    }
+    const payout = this.ledger.settle(m, outcome === "yes" ? 0 : 1);
+    this.scores.resolve(m, outcome);
     const event: ResolutionEvent = {
-      market_id: this.markets[m]!,
+      market_id: this.s.markets[m]!,
       outcome,
-      timestamp: iso(at),
+      timestamp: isoOf(at),
       payout: usd(payout),
     };
     this.resolutionsApplied.push({ ...event });
@@ -726,161 +260,27 @@ class Replay {
     this.now = saved;
   }
 
-  predict(marketId: string, probability: number): void {
-    const m = this.indexOf.get(marketId);
-    if (m === undefined) throw new RangeError(`predict: ${marketId} is not in the run's markets`);
-    if (!(typeof probability === "number" && probability >= 0 && probability <= 1)) {
-      throw new RangeError(`predict: probability must be in 0-1, got ${probability}`);
-    }
-    if (this.resolved[m] !== 0) return;
-    this.predCount[m]!++;
-    this.predSum[m]! += probability;
-    this.predSquares[m]! += probability * probability;
-  }
-
-  // --- views and result ---------------------------------------------------------------------------
-
-  positions(): PositionView[] {
-    const out: PositionView[] = [];
-    const held = [...this.held].sort((a, b) => a - b);
-    for (const m of held) {
-      for (let o = 0; o < 2; o++) {
-        const slot = 2 * m + o;
-        const size = this.size[slot]!;
-        if (size === 0) continue;
-        const lastYes = this.last[m]!;
-        const basis = this.basis[slot]!;
-        const mark = Number.isNaN(lastYes) ? basis / size : o === 0 ? lastYes : 1 - lastYes;
-        const value = (size * mark) / MICROS;
-        out.push({
-          market_id: this.markets[m]!,
-          outcome: OUTCOMES[o]!,
-          size: usd(size),
-          cost_basis: usd(basis),
-          avg_price: basis / size,
-          mark,
-          value,
-          unrealized_pnl: value - usd(basis),
-        });
-      }
-    }
-    return out;
-  }
-
-  openOrders(): OpenOrder[] {
-    const all: SimOrder[] = [];
-    for (const list of this.orders) all.push(...list);
-    all.sort((a, b) => Number(a.id.slice(3)) - Number(b.id.slice(3)));
-    return all.map((o) => ({
-      id: o.id,
-      market_id: o.market_id,
-      side: SIDES[o.side],
-      outcome: OUTCOMES[o.outcome],
-      type: TYPES[o.type],
-      price: o.price >= 0 ? usd(o.price) : null,
-      amount: o.amount,
-      placed_at: iso(o.placedAt),
-    }));
-  }
-
   result(): BacktestResult {
-    const finalEquity = this.equityMicros() / MICROS;
-    const initialCash = usd(this.initialMicros);
-    const curve = { time: this.eqTime, equity: this.eqValue };
-    const pnls = this.roundTripPnls;
-    const wins = pnls.reduce((count, pnl) => count + (pnl > 0 ? 1 : 0), 0);
+    const { ledger, book, s } = this;
+    const finalEquity = ledger.equityMicros() / MICROS;
+    const initialCash = usd(ledger.initialMicros);
     return {
-      markets: [...this.markets],
-      interval: this.s.interval,
-      from: iso(this.s.from),
-      to: iso(this.s.to),
+      markets: [...s.markets],
+      interval: s.interval,
+      from: isoOf(s.from),
+      to: isoOf(s.to),
       initialCash,
-      finalCash: usd(this.cash),
+      finalCash: usd(ledger.cash),
       finalEquity,
       candles: this.tape.length,
       steps: this.step,
-      metrics: {
-        totalReturn: totalReturn(initialCash, finalEquity),
-        sharpe: sharpeRatio(curve, this.s.interval, initialCash),
-        maxDrawdown: maxDrawdown(curve.equity, initialCash),
-        winRate: winRate(pnls),
-        roundTrips: pnls.length,
-        wins,
-        brier: this.brierCount > 0 ? Math.max(0, this.brierSum) / this.brierCount : null,
-        predictions: this.brierCount,
-        fees: usd(this.feesPaid),
-      },
-      trades: this.trades,
-      rejected: this.rejected,
-      cancelled: this.cancelled,
-      positions: this.positions(),
+      metrics: this.scores.metrics(s.interval, initialCash, finalEquity, ledger.closedPnls, ledger.feesPaid),
+      trades: book.trades,
+      rejected: book.rejected,
+      cancelled: book.cancelled,
+      positions: ledger.positions(),
       resolutions: this.resolutionsApplied,
-      equityCurve: curve,
+      equityCurve: this.scores.curve,
     };
-  }
-}
-
-class Context implements StrategyContext {
-  readonly portfolio: Portfolio;
-  constructor(private readonly r: Replay) {
-    const replay = r;
-    this.portfolio = {
-      get cash() {
-        return usd(replay.cash);
-      },
-      get available() {
-        return usd(replay.cash - replay.locked);
-      },
-      get equity() {
-        return replay.equityMicros() / MICROS;
-      },
-      position(marketId: string, outcome: Outcome = "yes") {
-        const m = replay.indexOf.get(marketId);
-        if (m === undefined) return 0;
-        return usd(replay.size[2 * m + (outcome === "no" ? 1 : 0)]!);
-      },
-      get positions() {
-        return replay.positions();
-      },
-    };
-  }
-  get time(): number {
-    return this.r.now;
-  }
-  get timestamp(): string {
-    return iso(this.r.now);
-  }
-  get candles(): readonly CandleView[] {
-    return this.r.stepCandles;
-  }
-  get candle(): CandleView | undefined {
-    return this.r.stepCandles[0];
-  }
-  candleOf(marketId: string): CandleView | undefined {
-    const m = this.r.indexOf.get(marketId);
-    if (m === undefined || this.r.stepOf[m] !== this.r.step - 1 || this.r.stepCandles.length === 0)
-      return undefined;
-    return this.r.views[m];
-  }
-  price(marketId: string): number | undefined {
-    const m = this.r.indexOf.get(marketId);
-    if (m === undefined) return undefined;
-    const p = this.r.last[m]!;
-    return Number.isNaN(p) ? undefined : p;
-  }
-  get openOrders(): readonly OpenOrder[] {
-    return this.r.openOrders();
-  }
-  order(order: OrderInput): OrderTicket {
-    return this.r.place(order);
-  }
-  cancel(id: string): boolean {
-    const order = this.r.byId.get(id);
-    if (!order) return false;
-    this.r.cancelOrder(order, "cancelled");
-    return true;
-  }
-  predict(marketId: string, probability: number): void {
-    this.r.predict(marketId, probability);
   }
 }

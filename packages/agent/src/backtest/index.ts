@@ -8,7 +8,7 @@
  *   to: "2026-02-01", initialCash: 1000, fees: {}, slippage: 0.01, source: fileSource("candles.jsonl") });
  * await writeReport(result, "report.html");
  */
-export { backtest, DEFAULT_MAX_SLIPPAGE } from "./engine.js";
+export { backtest } from "./engine.js";
 export { kalshiFee, polymarketFee } from "./fees.js";
 export {
   brierScore,
@@ -19,6 +19,7 @@ export {
   totalReturn,
   winRate,
 } from "./metrics.js";
+export { DEFAULT_MAX_SLIPPAGE } from "./orders.js";
 export { type ReportOptions, renderReport, writeReport } from "./report.js";
 export {
   fileSource,

@@ -36,6 +36,16 @@ export function timeOf(value: string | number | Date): number {
 }
 
 /**
+ * ISO 8601 of an epoch-ms time: how the replay's records and views state their times.
+ *
+ * @example
+ * isoOf(1767225600000); // "2026-01-01T00:00:00.000Z"
+ */
+export function isoOf(time: number): string {
+  return new Date(time).toISOString();
+}
+
+/**
  * Candles of several markets in one time-ordered tape, stored in typed arrays so a replay touches
  * no objects: ordered by time, then by the market's place in `markets`; one candle per market and
  * time. Build it with `CandleTape.fromCandles`, or from columns you generated yourself.

@@ -1,6 +1,7 @@
 /** Public types of the backtester: candles, sources, strategies, orders and results. */
 import type { FeesView, KalshiFeeType } from "@crossbook/fees";
 import type { paths } from "../generated/api.js";
+import type { OrderType as ApiOrderType, OrderOutcome, OrderRequest, OrderSide } from "../order-types.js";
 import type { CandleTape } from "./tape.js";
 
 type HistoryGet = paths["/v1/prices/history"]["get"];
@@ -89,41 +90,37 @@ export interface CandleSource {
 }
 
 /**
+ * The order vocabulary is the API's (`POST /v1/orders`, from the generated types): a strategy's
+ * orders have the fields and values a live order has.
+ *
  * @example
  * const side: Side = "buy";
  */
-export type Side = "buy" | "sell";
+export type Side = OrderSide;
 /**
  * @example
  * const outcome: Outcome = "no";
  */
-export type Outcome = "yes" | "no";
+export type Outcome = OrderOutcome;
 /**
  * @example
  * const type: OrderType = "market";
  */
-export type OrderType = "limit" | "market";
+export type OrderType = ApiOrderType;
 
 /**
- * An order a strategy places: the fields of `POST /v1/orders` the backtest models.
+ * An order a strategy places: the fields of `POST /v1/orders` the backtest models (`market_id`,
+ * `side`, `outcome` default yes, `type` default limit, `price`, `amount`, `max_slippage` default
+ * 0.05), picked from the API's order body. A NO contract is priced at 1 − the YES price; `price` is
+ * required for limit orders and a bound on market orders; `amount` is contracts, > 0.
  *
  * @example
  * ctx.order({ market_id: "kalshi:A", side: "buy", outcome: "no", type: "limit", price: 0.35, amount: 20 });
  */
-export interface OrderInput {
-  market_id: string;
-  side: Side;
-  /** Default `yes`. A NO contract is priced at 1 − the YES price. */
-  outcome?: Outcome;
-  /** Default `limit`. */
-  type?: OrderType;
-  /** Limit price of the outcome, strictly between 0 and 1 (required for limit orders). On a market order, a bound the fill price never passes. */
-  price?: number;
-  /** Contracts, > 0. */
-  amount: number;
-  /** Market orders: the largest slippage (a fraction, 0.02 = 2 %) accepted; default 0.05. */
-  max_slippage?: number;
-}
+export type OrderInput = Pick<
+  OrderRequest,
+  "market_id" | "side" | "outcome" | "type" | "price" | "amount" | "max_slippage"
+>;
 
 /**
  * What `ctx.order` answers: the order's id, and `rejected` with a reason when it was refused at once.

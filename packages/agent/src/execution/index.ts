@@ -5,11 +5,12 @@
  * chain) can refuse an order before it is sent.
  */
 import { randomUUID } from "node:crypto";
-import type { Crossbook, OrderRequest } from "../client.js";
+import type { Crossbook } from "../client.js";
 import { CrossbookApiError } from "../errors.js";
+import type { Order, OrderOutcome, OrderRequest, OrderSide } from "../order-types.js";
 
-export type Side = "buy" | "sell";
-export type Outcome = "yes" | "no";
+export type Side = OrderSide;
+export type Outcome = OrderOutcome;
 
 /** One thing a helper did. */
 export interface ExecutionStep {
@@ -54,8 +55,6 @@ export interface ExecutorOptions {
   now?: () => Date;
 }
 
-type OrderView = Awaited<ReturnType<Crossbook["orders"]["get"]>>;
-
 /**
  * Places and works orders for an agent.
  *
@@ -84,7 +83,7 @@ export class Executor {
    * Sends one order through the pre-trade check. Never throws for a refusal: returns the step.
    * @example const { order, step } = await exec.submit({ market_id: id, side: "buy", price: 0.4, amount: 10 });
    */
-  async submit(order: OrderRequest): Promise<{ order?: OrderView; step: ExecutionStep }> {
+  async submit(order: OrderRequest): Promise<{ order?: Order; step: ExecutionStep }> {
     const base = {
       market_id: order.market_id,
       side: order.side,
@@ -97,10 +96,10 @@ export class Executor {
         step: this.#step({ ...base, action: "rejected", reason: `risk: ${verdict.reason ?? "refused"}` }),
       };
     try {
-      const placed = (await this.client.orders.place({
+      const placed: Order = await this.client.orders.place({
         ...order,
         client_order_id: order.client_order_id ?? `agent-${randomUUID()}`,
-      })) as OrderView;
+      });
       return {
         order: placed,
         step: this.#step({
@@ -170,7 +169,7 @@ export class Executor {
     maxSlippage?: number;
   }): Promise<ExecutionReport> {
     const steps: ExecutionStep[] = [];
-    const orders: OrderView[] = [];
+    const orders: Order[] = [];
     const sizes = split(o.amount, o.slices);
     for (let i = 0; i < sizes.length; i++) {
       if (i > 0) await this.#sleep(o.intervalMs);
@@ -205,7 +204,7 @@ export class Executor {
     timeoutMs?: number;
   }): Promise<ExecutionReport> {
     const steps: ExecutionStep[] = [];
-    const orders: OrderView[] = [];
+    const orders: Order[] = [];
     const deadline = this.#now().getTime() + (o.timeoutMs ?? 600_000);
     let remaining = o.amount;
     while (remaining > 1e-9) {
@@ -241,10 +240,10 @@ export class Executor {
     timeoutMs?: number;
   }): Promise<ExecutionReport> {
     const steps: ExecutionStep[] = [];
-    const orders: OrderView[] = [];
+    const orders: Order[] = [];
     const deadline = this.#now().getTime() + (o.timeoutMs ?? 300_000);
     let remaining = o.amount;
-    let working: OrderView | undefined;
+    let working: Order | undefined;
     while (remaining > 1e-9 && this.#now().getTime() < deadline) {
       const quote = (await this.client.prices.get([o.market_id]))[o.market_id];
       const best = o.side === "buy" ? quote?.best_bid : quote?.best_ask;
@@ -271,7 +270,7 @@ export class Executor {
       }
       await this.#sleep(this.options.pollMs ?? 500);
       if (working) {
-        working = (await this.client.orders.get(working.id)) as OrderView;
+        working = await this.client.orders.get(working.id);
         if (working.status === "filled") {
           steps.push(this.#step(fillStep(working)));
           orders.push(working);
@@ -393,12 +392,12 @@ export class Executor {
   }
 
   /** Polls a resting order until filled, cancelled, or the deadline (then cancels it). */
-  async #work(order: OrderView, deadline: number, steps: ExecutionStep[]): Promise<OrderView> {
+  async #work(order: Order, deadline: number, steps: ExecutionStep[]): Promise<Order> {
     let current = order;
     while (current.status === "open" || current.status === "pending") {
       if (this.#now().getTime() >= deadline) return this.#cancel(current, steps);
       await this.#sleep(this.options.pollMs ?? 500);
-      current = (await this.client.orders.get(current.id)) as OrderView;
+      current = await this.client.orders.get(current.id);
     }
     steps.push(
       this.#step(
@@ -408,17 +407,17 @@ export class Executor {
     return current;
   }
 
-  async #cancel(order: OrderView, steps: ExecutionStep[]): Promise<OrderView> {
+  async #cancel(order: Order, steps: ExecutionStep[]): Promise<Order> {
     try {
       await this.client.orders.cancel(order.id);
       // The cancel answer is short; the full order says what filled before it.
-      const cancelled = (await this.client.orders.get(order.id)) as OrderView;
+      const cancelled = await this.client.orders.get(order.id);
       steps.push(this.#step({ ...fillStep(cancelled), action: "cancelled" }));
       return cancelled;
     } catch (error) {
       // Filled in the meantime: that is the answer.
       if (error instanceof CrossbookApiError && error.code === "ORDER_NOT_CANCELLABLE") {
-        const final = (await this.client.orders.get(order.id)) as OrderView;
+        const final = await this.client.orders.get(order.id);
         steps.push(this.#step(fillStep(final)));
         return final;
       }
@@ -427,7 +426,7 @@ export class Executor {
   }
 }
 
-function fillStep(o: OrderView): Omit<ExecutionStep, "at"> {
+function fillStep(o: Order): Omit<ExecutionStep, "at"> {
   return {
     action: o.filled_amount >= o.amount ? "filled" : o.filled_amount > 0 ? "partially_filled" : "cancelled",
     order_id: o.id,
@@ -453,12 +452,7 @@ export function split(amount: number, parts: number): number[] {
   return out.filter((x) => x > 0);
 }
 
-function report(
-  helper: string,
-  steps: ExecutionStep[],
-  orders: OrderView[],
-  target?: number,
-): ExecutionReport {
+function report(helper: string, steps: ExecutionStep[], orders: Order[], target?: number): ExecutionReport {
   const byId = new Map(orders.map((o) => [o.id, o]));
   let filled = 0;
   let notional = 0;

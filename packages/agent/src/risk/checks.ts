@@ -2,6 +2,7 @@
  * The built-in checks and the per-intent context they read the state through. Internal: the chain
  * (chain.ts) assembles them from a {@link RiskConfig}.
  */
+import type { OrderOutcome, OrderSide, OrderType, TimeInForce } from "../order-types.js";
 import { RISK_DEFAULTS, type RiskConfig } from "./config.js";
 import {
   allow,
@@ -165,10 +166,13 @@ export function createRiskContext(intent: NormalizedOrderIntent, state: RiskStat
   };
 }
 
-const SIDES = ["buy", "sell"];
-const OUTCOMES = ["yes", "no"];
-const TYPES = ["limit", "market"];
-const TIME_IN_FORCE = ["GTC", "GTD", "IOC", "FOK"];
+// The values the order body accepts, each list spelled as a record over the generated union so a
+// value added to or dropped from the server's schema is a type error here.
+const valuesOf = <T extends string>(record: Record<T, true>) => Object.keys(record) as T[];
+const SIDES: string[] = valuesOf<OrderSide>({ buy: true, sell: true });
+const OUTCOMES: string[] = valuesOf<OrderOutcome>({ yes: true, no: true });
+const TYPES: string[] = valuesOf<OrderType>({ limit: true, market: true });
+const TIME_IN_FORCE: string[] = valuesOf<TimeInForce>({ GTC: true, GTD: true, IOC: true, FOK: true });
 
 /**
  * The intent's own shape, checked before anything else so no limit is compared against NaN or a

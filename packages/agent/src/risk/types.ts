@@ -2,36 +2,19 @@
  * The risk module's vocabulary: the order intent a check judges, the state it reads, and what a
  * check answers. Nothing here performs I/O.
  */
+import type { OrderOutcome, OrderRequest, OrderType } from "../order-types.js";
 
 /**
- * An order an agent means to place: the body of `POST /v1/orders` (the server's `PlaceOrderBody`),
- * field for field, so the same object can be checked and then sent. `outcome` defaults to `"yes"`
- * and `type` to `"limit"`, as on the server. Prices are the outcome's price, strictly between 0
- * and 1; `amount` is in contracts.
+ * An order an agent means to place: the body of `POST /v1/orders` itself (the generated
+ * {@link OrderRequest}), so the same object can be checked and then sent, and a change to the
+ * server's order body changes what the checks accept. `outcome` defaults to `"yes"` and `type` to
+ * `"limit"`, as on the server. Prices are the outcome's price, strictly between 0 and 1; `amount`
+ * is in contracts.
  *
  * @example
  * const intent: OrderIntent = { market_id: "kalshi:FED-26DEC-T4.00", side: "buy", outcome: "yes", type: "limit", price: 0.42, amount: 100 };
  */
-export interface OrderIntent {
-  /** e.g. kalshi:FED-26DEC-T4.00 */
-  market_id: string;
-  side: "buy" | "sell";
-  /** The outcome bought or sold; default yes. */
-  outcome?: "yes" | "no";
-  /** Default limit. */
-  type?: "limit" | "market";
-  /** Limit price of the outcome; required for limit orders, an extra bound on market orders. */
-  price?: number;
-  /** Contracts. */
-  amount: number;
-  /** Market orders only: how far (a fraction of the best price) the fill may move; server default 0.05. */
-  max_slippage?: number;
-  time_in_force?: "GTC" | "GTD" | "IOC" | "FOK";
-  /** ISO 8601; with GTD only. */
-  expires_at?: string;
-  /** Your id for the order. */
-  client_order_id?: string;
-}
+export type OrderIntent = OrderRequest;
 
 /**
  * An {@link OrderIntent} with the server's defaults applied (`outcome: "yes"`, `type: "limit"`):
@@ -41,8 +24,8 @@ export interface OrderIntent {
  * const check: RiskCheck = { name: "no_no", check: (i: NormalizedOrderIntent) => i.outcome === "no" ? reject("no NO orders") : allow() };
  */
 export interface NormalizedOrderIntent extends OrderIntent {
-  outcome: "yes" | "no";
-  type: "limit" | "market";
+  outcome: OrderOutcome;
+  type: OrderType;
 }
 
 /**
