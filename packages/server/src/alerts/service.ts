@@ -245,12 +245,7 @@ export class AlertsService {
 
   /** Refuses a new alert past the tier's cap; locks the account row until the transaction ends. */
   async #checkCap(trx: Trx, accountId: string): Promise<void> {
-    const account = await trx
-      .selectFrom("accounts")
-      .select(["id", "tier"])
-      .where("id", "=", accountId)
-      .$if(this.options.dialect === "postgres", (qb) => qb.forUpdate())
-      .executeTakeFirst();
+    const account = await repo.lockAccountTier(trx, accountId, this.options.dialect ?? "sqlite");
     if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
     const tier = account.tier as Tier;
     const cap = alertsAllowed(tier);

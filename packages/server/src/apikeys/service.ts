@@ -222,12 +222,7 @@ export class ApiKeysService {
     await this.db.transaction().execute(async (trx) => {
       // Lock the account row so two concurrent creations cannot both pass the cap (PostgreSQL;
       // SQLite serializes writers anyway).
-      const account = await trx
-        .selectFrom("accounts")
-        .select(["id", "tier"])
-        .where("id", "=", accountId)
-        .$if(this.dialect === "postgres", (qb) => qb.forUpdate())
-        .executeTakeFirst();
+      const account = await repo.lockAccountTier(trx, accountId, this.dialect);
       if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
       const cap = keysAllowed(account.tier as Account["tier"]);
       if (cap !== null && (await repo.countActiveKeys(trx, accountId)) >= cap) {

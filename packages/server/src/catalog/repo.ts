@@ -1,5 +1,8 @@
-/** SQL for the market catalog. */
-import type { Selectable } from "kysely";
+/**
+ * SQL for the market catalog. The only writer of the `markets` table: other domains (prices' live
+ * quotes, orders' early settlement) change markets through the functions here.
+ */
+import type { Selectable, UpdateResult } from "kysely";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { MarketsTable, VenueEventsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
@@ -31,6 +34,66 @@ export async function upsertMarket(db: DbOrTrx, row: MarketRow): Promise<void> {
     .execute();
 }
 
+/** A market the venue no longer knows (delisted): it can no longer trade. */
+export async function closeDelistedMarket(db: DbOrTrx, id: string, atIso: string): Promise<void> {
+  await db
+    .updateTable("markets")
+    .set({ status: "closed", status_changed_at: atIso, updated_at: atIso })
+    .where("id", "=", id)
+    .execute();
+}
+
+/**
+ * Records a status (and resolution) a venue reported before the next catalog sync. Only a market
+ * whose stored status differs is written, so `status_changed_at` keeps the first report's time.
+ */
+export async function recordObservedStatus(
+  db: DbOrTrx,
+  id: string,
+  status: string,
+  resolution: string | null,
+  atIso: string,
+): Promise<void> {
+  await db
+    .updateTable("markets")
+    .set({ status, resolution, status_changed_at: atIso })
+    .where("id", "=", id)
+    .where("status", "!=", status)
+    .execute();
+}
+
+/** The live-price fields of a market (prices' Quote has them; structural, so catalog needs no prices import). */
+export interface LivePrice {
+  bestBid: number | null;
+  bestAsk: number | null;
+  /** Null leaves the stored last price as it is. */
+  lastTradePrice: number | null;
+}
+
+/**
+ * Writes a market's live best bid/ask (and last trade price when known). One row per call: the
+ * caller (prices' flush) writes the markets of a flush in one transaction and passes it as `db`.
+ * Not async: the statement's own promise is returned, so the flush awaits once per row as before.
+ */
+export function updateLivePrice(
+  db: DbOrTrx,
+  id: string,
+  price: LivePrice,
+  atIso: string,
+): Promise<readonly UpdateResult[]> {
+  // Two shapes rather than a conditional spread: no extra object per row on the flush path.
+  const changes =
+    price.lastTradePrice !== null
+      ? {
+          best_bid: price.bestBid,
+          best_ask: price.bestAsk,
+          last_price: price.lastTradePrice,
+          updated_at: atIso,
+        }
+      : { best_bid: price.bestBid, best_ask: price.bestAsk, updated_at: atIso };
+  return db.updateTable("markets").set(changes).where("id", "=", id).execute();
+}
+
 const FEE_COLUMNS = [
   "fee_model",
   "fee_rate",
@@ -52,6 +115,27 @@ export async function findMarkets(db: DbOrTrx, ids: readonly string[]): Promise<
     .selectAll()
     .where("id", "in", [...ids])
     .execute();
+}
+
+/** Every market, or every market of one venue (prices loads these into memory). */
+export async function allMarkets(db: DbOrTrx, venue?: string): Promise<MarketRow[]> {
+  let query = db.selectFrom("markets").selectAll();
+  if (venue) query = query.where("venue", "=", venue);
+  return query.execute();
+}
+
+/** Ids of a venue's open markets, the most traded (24 h volume) first, at most `limit`. */
+export async function mostTradedOpenMarketIds(db: DbOrTrx, venue: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom("markets")
+    .select("id")
+    .where("venue", "=", venue)
+    .where("status", "=", "open")
+    .orderBy("volume_24h", "desc")
+    .orderBy("id")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
 }
 
 /** Status, resolution and when the status last changed, for every market of a venue. */

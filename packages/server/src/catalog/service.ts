@@ -332,11 +332,7 @@ export class CatalogService {
           } catch (error) {
             if (isVenueError(error) && error.kind === "not_found") {
               // Delisted: it can no longer trade.
-              await this.db
-                .updateTable("markets")
-                .set({ status: "closed", status_changed_at: nowIso, updated_at: nowIso })
-                .where("id", "=", id)
-                .execute();
+              await repo.closeDelistedMarket(this.db, id, nowIso);
               changes.push({
                 market_id: id,
                 venue: venue.id,

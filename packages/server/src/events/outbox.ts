@@ -9,12 +9,11 @@
  * returns rows of transactions older than every transaction still running
  * (`pg_snapshot_xmin`), ordered by (tx_id, seq): a row can never appear behind a cursor.
  */
-import { sql } from "kysely";
 import { Compile } from "typebox/compile";
 import { type Clock, isoFromMs } from "../infra/clock";
-import { MultiRowStatement, Statement } from "../infra/db/prepared";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 import { newId } from "../infra/ids";
+import * as repo from "./repo";
 import { EVENT_SCHEMAS, type EventPayload, type EventType } from "./types";
 
 export interface RecordedEvent<T extends EventType = EventType> {
@@ -59,14 +58,6 @@ export interface RecordInput<T extends EventType> {
   environment?: "live" | "sandbox" | null;
 }
 
-// Fixed SQL (infra/db/prepared.ts): recording events is on every write path, orders' among them.
-const COLUMNS = "insert into events (id, type, account_id, environment, data, created_at) values ";
-const insertEventSql = new Statement<{ seq: number | string }>(`${COLUMNS}(?, ?, ?, ?, ?, ?) returning seq`);
-const insertEventsSql = new MultiRowStatement(COLUMNS, "(?, ?, ?, ?, ?, ?)");
-const VALUES_PER_EVENT = 6;
-/** Rows per multi-row insert (6 parameters each, well under either store's parameter limit). */
-const EVENTS_PER_STATEMENT = 100;
-
 export class Outbox {
   constructor(
     private readonly dialect: Dialect,
@@ -80,7 +71,7 @@ export class Outbox {
   ): Promise<{ id: string; seq: number }> {
     const parameters: unknown[] = [];
     const id = this.#bind(input, parameters);
-    const row = await insertEventSql.first(trx, parameters);
+    const row = await repo.insertEvent(trx, parameters);
     if (!row) throw new Error("insert into events returned no row");
     return { id, seq: Number(row.seq) };
   }
@@ -92,15 +83,13 @@ export class Outbox {
   async recordMany(trx: DbOrTrx, inputs: ReadonlyArray<RecordInput<EventType>>): Promise<string[]> {
     const ids: string[] = [];
     const chunks: unknown[][] = [];
-    for (let start = 0; start < inputs.length; start += EVENTS_PER_STATEMENT) {
+    for (let start = 0; start < inputs.length; start += repo.EVENTS_PER_STATEMENT) {
       const parameters: unknown[] = [];
-      for (const input of inputs.slice(start, start + EVENTS_PER_STATEMENT))
+      for (const input of inputs.slice(start, start + repo.EVENTS_PER_STATEMENT))
         ids.push(this.#bind(input, parameters));
       chunks.push(parameters);
     }
-    for (const parameters of chunks) {
-      await insertEventsSql.forRows(parameters.length / VALUES_PER_EVENT).run(trx, parameters);
-    }
+    for (const parameters of chunks) await repo.insertEvents(trx, parameters);
     return ids;
   }
 
@@ -113,7 +102,8 @@ export class Outbox {
     }
     const now = this.clock.now();
     const id = newId("evt", now);
-    parameters.push(
+    repo.bindEventRow(
+      parameters,
       id,
       input.type,
       input.accountId,
@@ -132,23 +122,9 @@ export class Outbox {
 
   /** As `readAfter`, with each payload left as the JSON text it was stored as (no parse). */
   async readRawAfter(db: DbOrTrx, cursor: EventCursor, limit = 500): Promise<RawRecordedEvent[]> {
-    let query = db
-      .selectFrom("events")
-      .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
-      .limit(limit);
-    if (this.dialect === "postgres") {
-      query = query
-        .select(sql<string>`tx_id::text`.as("tx_text"))
-        .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
-        .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
-        .orderBy("tx_id")
-        .orderBy("seq");
-    } else {
-      query = query.where("seq", ">", cursor.seq).orderBy("seq");
-    }
-    const rows = await query.execute();
+    const rows = await repo.eventsAfter(db, this.dialect, cursor, limit);
     return rows.map((row) => {
-      const tx = (row as { tx_text?: string }).tx_text ?? "0";
+      const tx = row.tx_text ?? "0";
       return {
         seq: Number(row.seq),
         id: row.id,

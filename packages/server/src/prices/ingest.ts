@@ -6,6 +6,7 @@
  * stream, candles, alerts) get every quote change, with the feed event behind it, through `onQuote`.
  */
 
+import * as catalogRepo from "../catalog/repo";
 import type { CatalogLogger, CatalogService } from "../catalog/service";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
@@ -134,16 +135,12 @@ export class LiveMarkets {
       this.log.warn({ venue: venueId, reason: venue.feedUnavailable }, "live feed not started");
     }
     if (!venue?.capabilities.supports.feed) return;
-    const rows = await this.db
-      .selectFrom("markets")
-      .select("id")
-      .where("venue", "=", venueId)
-      .where("status", "=", "open")
-      .orderBy("volume_24h", "desc")
-      .orderBy("id")
-      .limit(this.options.maxMarketsPerVenue)
-      .execute();
-    const ids = [...new Set([...rows.map((r) => r.id), ...(this.#wanted.get(venueId) ?? [])])];
+    const mostTraded = await catalogRepo.mostTradedOpenMarketIds(
+      this.db,
+      venueId,
+      this.options.maxMarketsPerVenue,
+    );
+    const ids = [...new Set([...mostTraded, ...(this.#wanted.get(venueId) ?? [])])];
     const fed = this.#fed.get(venueId) ?? new Set<string>();
     this.#fed.set(venueId, fed);
     const existing = this.#subscriptions.get(venueId);
@@ -210,16 +207,7 @@ export class LiveMarkets {
       for (const id of ids) {
         const quote = this.quotes.get(id, now);
         if (!quote) continue;
-        await trx
-          .updateTable("markets")
-          .set({
-            best_bid: quote.bestBid,
-            best_ask: quote.bestAsk,
-            ...(quote.lastTradePrice !== null ? { last_price: quote.lastTradePrice } : {}),
-            updated_at: nowIso,
-          })
-          .where("id", "=", id)
-          .execute();
+        await catalogRepo.updateLivePrice(trx, id, quote, nowIso);
       }
     });
     return ids.length;

@@ -6,7 +6,7 @@
  * instance. Order books come from the feed's latest book, else from the venue's REST endpoint
  * (briefly cached). Markets that someone watches but no feed carries are polled over REST.
  */
-import type { LiveMarkets } from "./ingest";
+
 import * as catalogRepo from "../catalog/repo";
 import type { CatalogLogger } from "../catalog/service";
 import type { Bus } from "../infra/bus/bus";
@@ -16,6 +16,7 @@ import type { Db } from "../infra/db/store";
 import { type Micros, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, VenueId } from "../venues/model";
 import type { FeedEvent, Venue } from "../venues/venue";
+import type { LiveMarkets } from "./ingest";
 import type { Quote } from "./quotes";
 
 /** Bus channel carrying QuoteUpdate messages. */
@@ -163,9 +164,7 @@ export class PricesService {
   }
 
   async reload(venue?: VenueId): Promise<void> {
-    let query = this.db.selectFrom("markets").selectAll();
-    if (venue) query = query.where("venue", "=", venue);
-    const rows = await query.execute();
+    const rows = await catalogRepo.allMarkets(this.db, venue);
     const now = this.clock.now();
     for (const row of rows) {
       const fresh = summaryOf(row);

@@ -483,12 +483,7 @@ export class WebhookDispatcher {
     await repo.releaseWebhook(trx, webhook.id, this.#owner);
     if (exhausted) {
       // Six failures in a row: the webhook is disabled until its owner re-enables it.
-      await trx
-        .updateTable("webhooks")
-        .set({ status: "failed", failed_at: at, updated_at: at })
-        .where("id", "=", webhook.id)
-        .where("status", "=", "active")
-        .execute();
+      await repo.markWebhookFailed(trx, webhook.id, at);
       this.forget(webhook.id);
     }
     return [];

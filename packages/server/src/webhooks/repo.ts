@@ -357,3 +357,13 @@ export async function recordFailure(db: DbOrTrx, id: string, changes: Partial<De
     .where("status", "=", "pending")
     .execute();
 }
+
+/** Six failures in a row: an active webhook is disabled (`failed`) until its owner re-enables it. */
+export async function markWebhookFailed(db: DbOrTrx, id: string, atIso: string): Promise<void> {
+  await db
+    .updateTable("webhooks")
+    .set({ status: "failed", failed_at: atIso, updated_at: atIso })
+    .where("id", "=", id)
+    .where("status", "=", "active")
+    .execute();
+}
