@@ -25,12 +25,14 @@ import { lazyChildLoggerFactory } from "./http/lazy-logger";
 import { plumbing, serverOptions } from "./http/plumbing";
 import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
+import { liveOpenOrderCount } from "./ledger/orders-repo";
 import { Matcher } from "./matching/matcher";
 import { matchingRoutes } from "./matching/routes";
 import { type MatcherLike, MatchingService } from "./matching/service";
 import { createMetrics, type Metrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
 import { VenueRouter } from "./orders/live";
+import type { TradableMarket } from "./orders/markets";
 import { orderRoutes } from "./orders/routes";
 import { OrdersService } from "./orders/service";
 import { VenueHoldings } from "./portfolio/holdings";
@@ -45,6 +47,7 @@ import { pricesRoutes } from "./prices/routes";
 import { PricesService } from "./prices/service";
 import type { Runtime } from "./runtime";
 import { SandboxExchange } from "./sandbox/exchange";
+import { SandboxExecution } from "./sandbox/execution";
 import { sandboxRoutes } from "./sandbox/routes";
 import { SandboxAccounts } from "./sandbox/service";
 import type { HubOptions } from "./stream/hub";
@@ -164,7 +167,12 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.clock,
     options.log ?? silentLog,
   );
-  const credentials = new CredentialsService(runtime.store.db, runtime.secretBox, runtime.clock);
+  const credentials = new CredentialsService(
+    runtime.store.db,
+    runtime.secretBox,
+    runtime.clock,
+    (accountId, venue) => liveOpenOrderCount(runtime.store.db, accountId, venue),
+  );
   const exchange = new SandboxExchange(
     runtime.store.db,
     outbox,
@@ -173,15 +181,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     options.log ?? silentLog,
   );
   const sandbox = new SandboxAccounts(runtime.store.db, outbox, exchange, runtime.clock);
-  const orders = new OrdersService({
-    db: runtime.store.db,
-    outbox,
-    clock: runtime.clock,
-    venues,
-    exchange,
-    sandbox,
-    book: (market) => prices.orderBook(market),
-  });
+  const book = (market: TradableMarket) => prices.orderBook(market);
   const holdings = new VenueHoldings({
     venues,
     credentials,
@@ -198,8 +198,26 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     credentials,
     log: options.log ?? silentLog,
     holdings,
+    book,
   });
-  orders.setLiveRouter(venueRouter);
+  // Where orders execute: the sandbox exchange for sandbox keys, live routing for each venue.
+  const orders = new OrdersService({
+    db: runtime.store.db,
+    outbox,
+    clock: runtime.clock,
+    venues,
+    executions: {
+      sandbox: new SandboxExecution({
+        db: runtime.store.db,
+        outbox,
+        clock: runtime.clock,
+        exchange,
+        accounts: sandbox,
+        book,
+      }),
+      live: new Map([...venues.keys()].map((venue) => [venue, venueRouter])),
+    },
+  });
   // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
   live.onFeedEvent((event) => {
     if (event.kind === "status" && event.status !== "open") {
@@ -211,11 +229,15 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     }
   });
   catalog.onSynced(() => orders.settleFromCatalog());
-  const portfolio = new PortfolioService(runtime.store.db, sandbox, (marketId) =>
-    prices.priceMicros(marketId),
+  const portfolio = new PortfolioService(
+    runtime.store.db,
+    sandbox,
+    (marketId) => prices.priceMicros(marketId),
+    {
+      balance: (owner) => venueRouter.balance(owner),
+      holdings,
+    },
   );
-  portfolio.setLiveBalance((owner) => venueRouter.balance(owner));
-  portfolio.setVenueHoldings(holdings);
   const webhookDispatcher = new WebhookDispatcher(
     runtime.store.db,
     runtime.store.dialect,

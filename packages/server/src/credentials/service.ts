@@ -23,7 +23,6 @@ import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
-import { liveOpenOrderCount } from "../ledger/orders-repo";
 import type { VenueId } from "../venues/model";
 import type { VenueCredentials } from "../venues/venue";
 import * as repo from "./repo";
@@ -247,6 +246,8 @@ export class CredentialsService {
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly clock: Clock,
+    /** How many live orders an account has open on a venue (the ledger's count); unlinking checks it. */
+    private readonly openLiveOrders: (accountId: string, venue: string) => Promise<number>,
   ) {}
 
   /**
@@ -310,7 +311,7 @@ export class CredentialsService {
   async unlink(owner: Owner, id: string, options: { force?: boolean } = {}): Promise<CredentialRow> {
     const row = await this.get(owner, id);
     if (!options.force) {
-      const open = await liveOpenOrderCount(this.db, owner.accountId, row.venue);
+      const open = await this.openLiveOrders(owner.accountId, row.venue);
       if (open > 0)
         throw new AppError(
           "VENUE_HAS_OPEN_ORDERS",

@@ -46,6 +46,7 @@ import {
   type FillInput,
   feeModelOf,
 } from "../ledger/bookkeeping";
+import { orderCreated } from "../ledger/events";
 import { buyLock, type FeeModel } from "../ledger/money";
 import type { OrderRow, Owner } from "../ledger/orders-repo";
 import * as repo from "../ledger/orders-repo";
@@ -53,15 +54,16 @@ import {
   adoptIntoPosition,
   findPositionByKey,
   type PositionRow,
+  positionIdByKey,
   reservePosition,
 } from "../ledger/positions-repo";
 import { NETTING_VENUES, nettedSize, type VenueHoldings, venuePositionId } from "../portfolio/holdings";
 import { MICROS } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
-import type { Outcome, VenueId } from "../venues/model";
+import type { OrderBook, Outcome, VenueId } from "../venues/model";
 import type { Venue, VenueCredentials, VenueFill, VenueOrder } from "../venues/venue";
+import { type Execution, marketOrderBound, type PlacementHooks } from "./execution";
 import { type TradableMarket, tradableMarket } from "./markets";
-import type { LiveRouter } from "./service";
 
 export interface RouterLog {
   info(obj: object, msg: string): void;
@@ -81,6 +83,8 @@ export interface VenueRouterDeps {
    * venue outside crossbook, and crossbook's own fills drop the venue answer kept for the account.
    */
   holdings?: Pick<VenueHoldings, "holding" | "invalidate">;
+  /** A market's current book (the prices service), for a market order's bound. */
+  book: (market: TradableMarket) => Promise<OrderBook | null>;
 }
 
 export interface VenueRouterOptions {
@@ -114,7 +118,7 @@ const FILL_LOOKBACK_MS = 60_000;
 
 type Liquidity = FillInput["liquidity"];
 
-export class VenueRouter implements LiveRouter {
+export class VenueRouter implements Execution {
   readonly #pollIntervalMs: number;
   readonly #pendingGraceMs: number;
   #timer: NodeJS.Timeout | null = null;
@@ -136,9 +140,22 @@ export class VenueRouter implements LiveRouter {
     owner: Owner,
     draft: OrderRow,
     market: TradableMarket,
-    within: (trx: DbOrTrx, order: OrderRow) => Promise<void>,
+    hooks: PlacementHooks,
   ): Promise<OrderRow> {
     const { db, outbox, clock } = this.deps;
+    const positionId = await positionIdByKey(db, owner, market.id, draft.outcome);
+    if (positionId) draft = { ...draft, position_id: positionId };
+    if (draft.type === "market") {
+      // The venue gets the sandbox's bound as the worst price; with nothing on the side the order
+      // takes, the price stays 0 and the order is cancelled unfilled below, as the sandbox does.
+      const book = await this.deps.book(market);
+      if (!book)
+        throw new AppError(
+          "VENUE_UNAVAILABLE",
+          `Could not read ${market.id}'s order book from ${market.venue}`,
+        );
+      draft = { ...draft, price: marketOrderBound(draft, market, book) ?? 0 };
+    }
     const venue = this.#tradingVenue(market.venue);
     const credentials = await this.#credentialsFor(owner.accountId, market.venue);
     const nowIso = isoNow(clock);
@@ -172,7 +189,13 @@ export class VenueRouter implements LiveRouter {
         row.position_id = held!.id;
       }
       await repo.insertOrder(trx, row);
-      await within(trx, row);
+      await hooks.stored(trx, row);
+      await outbox.record(trx, {
+        type: "order.created",
+        data: orderCreated(row),
+        accountId: owner.accountId,
+        environment: owner.environment,
+      });
       // A market order with nothing on the side it takes (the service found no bound): accepted and
       // cancelled unfilled, as in the sandbox, without troubling the venue.
       if (row.type === "market" && row.price === 0) {

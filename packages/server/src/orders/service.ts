@@ -1,26 +1,23 @@
 /**
  * Orders: place (validated, idempotent), read, cancel one or many. Where an order goes is decided
- * by the API key's environment and nothing else: a sandbox key's orders run in the sandbox exchange
- * against real venue data; a live key's orders go to the venue through the adapter with the
- * account's linked credentials (orders/live.ts). No request field can switch one into the other.
+ * by the API key's environment and the market's venue, and nothing else (execution.ts): a sandbox
+ * key's orders run in the sandbox exchange against real venue data; a live key's orders go to the
+ * venue with the account's linked credentials (orders/live.ts).
  */
 import { createHash } from "node:crypto";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
-import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import { newId } from "../infra/ids";
-import { cancelOrderRow, FenceError, feeModelOf, openOrder, settlePosition } from "../ledger/bookkeeping";
-import { orderCreated } from "../ledger/events";
+import { settlePosition } from "../ledger/bookkeeping";
 import type { OrderRow, Owner } from "../ledger/orders-repo";
 import * as repo from "../ledger/orders-repo";
-import { openPositionsOnMarket, positionIdByKey } from "../ledger/positions-repo";
-import type { SandboxExchange } from "../sandbox/exchange";
-import type { SandboxAccounts } from "../sandbox/service";
+import { openPositionsOnMarket } from "../ledger/positions-repo";
 import { MICROS, parseMicros } from "../venues/decimal";
-import type { OrderBook, VenueId } from "../venues/model";
-import type { Venue } from "../venues/venue";
+import type { VenueId } from "../venues/model";
+import type { VenueCapabilities } from "../venues/venue";
+import type { Execution, Executions, PlacementHooks } from "./execution";
 import { settledMarketsWithExposure, type TradableMarket, tradableMarket } from "./markets";
 import * as idempotency from "./repo";
 
@@ -45,18 +42,6 @@ export interface PlacementResult {
   replayed: boolean;
 }
 
-/** The part of live routing the orders service calls (orders/live.ts). */
-export interface LiveRouter {
-  place(
-    owner: Owner,
-    order: OrderRow,
-    market: TradableMarket,
-    within: (trx: DbOrTrx, order: OrderRow) => Promise<void>,
-  ): Promise<OrderRow>;
-  /** `reason` is the cancel's: user, bulk_cancel. */
-  cancel(owner: Owner, order: OrderRow, reason?: string): Promise<OrderRow>;
-}
-
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Market orders without `max_slippage` accept at most this far from the best price. */
 export const DEFAULT_MAX_SLIPPAGE = 0.05;
@@ -68,12 +53,9 @@ export interface OrdersDeps {
   db: Db;
   outbox: Outbox;
   clock: Clock;
-  venues: ReadonlyMap<VenueId, Venue>;
-  exchange: SandboxExchange;
-  sandbox: SandboxAccounts;
-  /** Fetches a market's current book (the prices service: live feed, else REST). */
-  book: (market: TradableMarket) => Promise<OrderBook | null>;
-  live?: LiveRouter;
+  /** What each venue supports (order types, time in force), to refuse what it does not take. */
+  venues: ReadonlyMap<VenueId, { capabilities: VenueCapabilities }>;
+  executions: Executions;
 }
 
 class IdempotencyRace extends Error {}
@@ -83,12 +65,16 @@ const MARKET_CACHE_MS = 2_000;
 
 export class OrdersService {
   readonly #markets = new Map<string, { at: number; market: TradableMarket | undefined }>();
-  readonly #batcher: TransactionBatcher;
 
-  constructor(private readonly deps: OrdersDeps) {
-    // A placement's unit writes only in its transaction (the engine changes after it commits), so a
-    // batch may run it again: see TransactionBatcher's `rerunnable`.
-    this.#batcher = new TransactionBatcher(deps.db, { rerunnable: true });
+  constructor(private readonly deps: OrdersDeps) {}
+
+  /** The sandbox for a sandbox key; for a live key, live routing to the market's venue. */
+  #execution(owner: Owner, venue: string): Execution {
+    if (owner.environment === "sandbox") return this.deps.executions.sandbox;
+    const live = this.deps.executions.live.get(venue);
+    if (!live)
+      throw new AppError("VENUE_NOT_LINKED", `Live trading on ${venue} is not configured on this server`);
+    return live;
   }
 
   /** The catalog's view of a market, kept a moment so a burst of orders reads it once. */
@@ -108,10 +94,6 @@ export class OrdersService {
     else this.#markets.delete(id);
   }
 
-  setLiveRouter(live: LiveRouter): void {
-    this.deps.live = live;
-  }
-
   // --- placing -----------------------------------------------------------------------------------
 
   async place(owner: Owner, input: PlaceOrderInput, idempotencyKey?: string): Promise<PlacementResult> {
@@ -129,9 +111,7 @@ export class OrdersService {
     }
     try {
       const { market, order } = await this.#validate(owner, input);
-      const placed = sandbox
-        ? await this.#placeSandbox(owner, order, market, input, key, hash)
-        : await this.#placeLive(owner, order, market, key, hash);
+      const placed = await this.#place(owner, order, market, key, hash);
       return { statusCode: 201, order: placed, replayed: false };
     } catch (error) {
       // A retry gets the first response (or IDEMPOTENCY_KEY_REUSED for another body) whatever
@@ -299,115 +279,27 @@ export class OrdersService {
     return { market, order };
   }
 
-  /**
-   * A market order's bound: the best price of the side it takes, moved by `max_slippage` (and never
-   * past a limit price the caller also gave), on the market's tick.
-   */
-  #marketOrderPrice(order: OrderRow, market: TradableMarket, book: OrderBook): number | undefined {
-    const own = order.outcome === "yes" ? book.yes : book.no;
-    const best = (order.side === "buy" ? own.asks : own.bids)[0]?.price;
-    if (best === undefined) return undefined;
-    const slip = (order.max_slippage_ppm ?? 0) / 1_000_000;
-    const tick = market.tickSize;
-    if (order.side === "buy") {
-      let bound = Math.floor((best * (1 + slip)) / tick) * tick;
-      if (order.price > 0) bound = Math.min(bound, order.price);
-      return Math.min(bound, MICROS - tick);
-    }
-    let bound = Math.ceil((best * (1 - slip)) / tick) * tick;
-    if (order.price > 0) bound = Math.max(bound, order.price);
-    return Math.max(bound, tick);
-  }
-
-  async #placeSandbox(
-    owner: Owner,
-    draft: OrderRow,
-    market: TradableMarket,
-    input: PlaceOrderInput,
-    key: string | undefined,
-    hash: string,
-  ): Promise<OrderRow> {
-    const { outbox, exchange, clock } = this.deps;
-    await this.deps.sandbox.ensureFunded(owner);
-    const book = await this.deps.book(market);
-    if (!book)
-      throw new AppError(
-        "VENUE_UNAVAILABLE",
-        `Could not read ${market.id}'s order book from ${market.venue}`,
-      );
-    let order = { ...draft };
-    if (order.type === "market") {
-      const bound = this.#marketOrderPrice(order, market, book);
-      // No liquidity on the side a market order takes: it is accepted and cancelled unfilled.
-      order.price = bound ?? (order.side === "buy" ? MICROS - market.tickSize : market.tickSize);
-    }
-    const fees = feeModelOf(market);
-    const plan = exchange.plan(
-      {
-        side: order.side as "buy" | "sell",
-        outcome: order.outcome as "yes" | "no",
-        price: order.price,
-        amount: order.amount,
-        timeInForce: order.time_in_force as "GTC",
-        type: order.type as "limit" | "market",
-      },
-      market,
-      book,
-    );
-    order.queue_ahead = plan.queueAhead;
-    const ctx = { outbox, nowIso: isoNow(clock), title: market.title };
-    const fills = plan.fills.map((fill) => ({ ...fill, liquidity: "taker" as const }));
-    try {
-      // Group commit: this placement shares a transaction (in its own savepoint) with the others
-      // that arrived in the same turn; it resolves only once that transaction has committed.
-      order = await this.#batcher.run(async (trx) => {
-        const row = await openOrder(trx, ctx, order, fills, plan.restReason, fees);
-        await this.#claimKey(trx, owner, key, hash, row);
-        return row;
-      });
-    } catch (error) {
-      plan.undo();
-      throw error;
-    }
-    if (input.type !== "market") exchange.rest(order, market);
-    return order;
-  }
-
-  async #placeLive(
+  async #place(
     owner: Owner,
     order: OrderRow,
     market: TradableMarket,
     key: string | undefined,
     hash: string,
   ): Promise<OrderRow> {
-    const live = this.deps.live;
-    if (!live) throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
-    const positionId = await positionIdByKey(this.deps.db, owner, market.id, order.outcome);
-    if (positionId) order = { ...order, position_id: positionId };
-    if (order.type === "market") {
-      // The venue gets the sandbox's bound as the worst price; with nothing on the side the order
-      // takes, the price stays 0 and the router cancels it unfilled, as the sandbox does.
-      const book = await this.deps.book(market);
-      if (!book)
-        throw new AppError(
-          "VENUE_UNAVAILABLE",
-          `Could not read ${market.id}'s order book from ${market.venue}`,
-        );
-      order = { ...order, price: this.#marketOrderPrice(order, market, book) ?? 0 };
-    }
-    try {
-      const placed = await live.place(owner, order, market, async (trx, row) => {
+    const execution = this.#execution(owner, market.venue);
+    let claimed: OrderRow | undefined;
+    const hooks: PlacementHooks = {
+      stored: async (trx, row) => {
+        claimed = row;
         await this.#claimKey(trx, owner, key, hash, row);
-        await this.deps.outbox.record(trx, {
-          type: "order.created",
-          data: orderCreated(row),
-          accountId: owner.accountId,
-          environment: owner.environment,
-        });
-      });
-      // A retry replays the order as this response shows it (acknowledged by the venue, its first
-      // fills applied), not the pending row the first transaction stored.
-      await this.#keepResponse(this.deps.db, owner, key, placed);
+      },
+    };
+    try {
+      const placed = await execution.place(owner, order, market, hooks);
+      // A live order is stored pending before the venue sees it: a retry replays the order as this
+      // response shows it (acknowledged, its first fills applied), not the row first claimed.
+      if (claimed !== undefined && placed !== claimed)
+        await this.#keepResponse(this.deps.db, owner, key, placed);
       return placed;
     } catch (error) {
       // The venue refused it, so nothing was placed: free the key and let a retry try again (after,
@@ -445,12 +337,7 @@ export class OrdersService {
         order_id: id,
         status: order.status,
       });
-    if (owner.environment === "live") {
-      if (!this.deps.live)
-        throw new AppError("VENUE_NOT_LINKED", "Live trading is not configured on this server");
-      return this.deps.live.cancel(owner, order, reason);
-    }
-    const cancelled = await this.#cancelSandbox(order, reason);
+    const cancelled = await this.#execution(owner, order.venue).cancel(owner, order, reason);
     if (!cancelled) {
       // It filled or was cancelled between the read and the write: report what it is now.
       const now = await this.get(owner, id);
@@ -460,16 +347,6 @@ export class OrdersService {
         status: now.status,
       });
     }
-    return cancelled;
-  }
-
-  async #cancelSandbox(order: OrderRow, reason: string): Promise<OrderRow | null> {
-    const { db, outbox, clock, exchange } = this.deps;
-    const nowIso = isoNow(clock);
-    const cancelled = await db
-      .transaction()
-      .execute((trx) => cancelOrderRow(trx, { outbox, nowIso }, order, reason));
-    if (cancelled) exchange.forget(order.id, order.market_id);
     return cancelled;
   }
 
@@ -494,7 +371,8 @@ export class OrdersService {
   async expireDue(): Promise<number> {
     const due = await repo.expiredOrders(this.deps.db, "sandbox", isoNow(this.deps.clock));
     let count = 0;
-    for (const order of due) if (await this.#cancelSandbox(order, "expired")) count++;
+    for (const order of due)
+      if (await this.deps.executions.sandbox.cancel(ownerOf(order), order, "expired")) count++;
     return count;
   }
 
@@ -521,7 +399,11 @@ export class OrdersService {
     const market = await tradableMarket(db, marketId);
     if (!market || market.status === "open") return;
     for (const order of await repo.openOrdersOnMarket(db, marketId, "sandbox")) {
-      await this.#cancelSandbox(order, market.status === "resolved" ? "market_resolved" : "market_closed");
+      await this.deps.executions.sandbox.cancel(
+        ownerOf(order),
+        order,
+        market.status === "resolved" ? "market_resolved" : "market_closed",
+      );
     }
     if (market.status !== "resolved" || !market.resolution) return;
     for (const position of await openPositionsOnMarket(db, marketId)) {
@@ -550,6 +432,11 @@ export class OrdersService {
   }
 }
 
+const ownerOf = (order: OrderRow): Owner => ({
+  accountId: order.account_id,
+  environment: order.environment as Owner["environment"],
+});
+
 /** Order-independent hash of a request body (idempotency keys compare bodies, not key order). */
 export function requestHash(body: object): string {
   return createHash("sha256").update(canonical(body)).digest("hex");
@@ -565,5 +452,3 @@ function canonical(value: unknown): string {
   }
   return JSON.stringify(value);
 }
-
-export { FenceError };

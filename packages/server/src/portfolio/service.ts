@@ -86,23 +86,25 @@ export interface BalanceView {
 /** Live cash as the venues report it (orders/live.ts): live money is not in the `balances` table. */
 export type LiveBalance = (owner: Owner) => Promise<{ available: number; locked: number }>;
 
+/** What live routing tells the portfolio: live cash, and what the linked venue accounts hold. */
+export interface LivePortfolio {
+  balance: LiveBalance;
+  /** Live keys' positions include what the linked venue accounts hold. */
+  holdings: Pick<VenueHoldings, "read" | "noteMismatch">;
+}
+
 export class PortfolioService {
-  #liveBalance: LiveBalance | undefined;
-  #holdings: Pick<VenueHoldings, "read" | "noteMismatch"> | undefined;
+  readonly #liveBalance: LiveBalance | undefined;
+  readonly #holdings: Pick<VenueHoldings, "read" | "noteMismatch"> | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly sandbox: SandboxAccounts,
     private readonly yesMark: YesMark,
-  ) {}
-
-  setLiveBalance(liveBalance: LiveBalance): void {
-    this.#liveBalance = liveBalance;
-  }
-
-  /** Live keys' positions include what the linked venue accounts hold. */
-  setVenueHoldings(holdings: Pick<VenueHoldings, "read" | "noteMismatch">): void {
-    this.#holdings = holdings;
+    live?: LivePortfolio,
+  ) {
+    this.#liveBalance = live?.balance;
+    this.#holdings = live?.holdings;
   }
 
   mark(row: PositionRow, source: MarkedPosition["source"] = "crossbook"): MarkedPosition {

@@ -1,0 +1,69 @@
+/**
+ * Where an order executes. The sandbox exchange implements `Execution` with simulated matching
+ * against real venue books (sandbox/execution.ts); live routing implements it for each venue it can
+ * trade, with the account's linked credentials (orders/live.ts). The orders service picks one by the
+ * API key's environment and the market's venue, and nothing else: no request field can switch one
+ * into the other.
+ *
+ * Reading orders, fills, positions and balances is not part of it: the ledger is the book of record
+ * for both environments (the live fill poller keeps it current from the venues), and live cash and
+ * venue holdings reach the portfolio from live routing directly.
+ */
+import type { Owner } from "../access/owner";
+import type { DbOrTrx } from "../infra/db/store";
+import type { OrderRow } from "../ledger/orders-repo";
+import { MICROS } from "../venues/decimal";
+import type { OrderBook } from "../venues/model";
+import type { TradableMarket } from "./markets";
+
+/** What the orders service does inside the transaction that first stores an order. */
+export interface PlacementHooks {
+  /**
+   * Claims the placement's idempotency key with `order` as the response a retry replays; throws
+   * when a concurrent twin claimed it first, which rolls the placement back.
+   */
+  stored(trx: DbOrTrx, order: OrderRow): Promise<void>;
+}
+
+export interface Execution {
+  /**
+   * Places a validated order (`draft`, its market checked and its price on tick) and returns it as
+   * it stands after placement: resting, filled, cancelled, or pending at the venue.
+   */
+  place(owner: Owner, draft: OrderRow, market: TradableMarket, hooks: PlacementHooks): Promise<OrderRow>;
+  /**
+   * Cancels an open or pending order with `reason` (user, bulk_cancel, expired, market_closed…);
+   * null when it filled or was cancelled meanwhile (the caller re-reads it).
+   */
+  cancel(owner: Owner, order: OrderRow, reason: string): Promise<OrderRow | null>;
+}
+
+/** Where orders go: the sandbox exchange, and live routing per venue it can trade. */
+export interface Executions {
+  sandbox: Execution;
+  live: ReadonlyMap<string, Execution>;
+}
+
+/**
+ * A market order's bound: the best price of the side it takes, moved by `max_slippage` (and never
+ * past a limit price the caller also gave), on the market's tick. Undefined when that side is empty.
+ */
+export function marketOrderBound(
+  order: OrderRow,
+  market: TradableMarket,
+  book: OrderBook,
+): number | undefined {
+  const own = order.outcome === "yes" ? book.yes : book.no;
+  const best = (order.side === "buy" ? own.asks : own.bids)[0]?.price;
+  if (best === undefined) return undefined;
+  const slip = (order.max_slippage_ppm ?? 0) / 1_000_000;
+  const tick = market.tickSize;
+  if (order.side === "buy") {
+    let bound = Math.floor((best * (1 + slip)) / tick) * tick;
+    if (order.price > 0) bound = Math.min(bound, order.price);
+    return Math.min(bound, MICROS - tick);
+  }
+  let bound = Math.ceil((best * (1 - slip)) / tick) * tick;
+  if (order.price > 0) bound = Math.max(bound, order.price);
+  return Math.max(bound, tick);
+}
