@@ -1,13 +1,13 @@
 /**
  * SQL for matched markets and the cross-venue events they form. Pairs are stored in canonical order
- * (see service.ts); every write of the service happens under `lockMatches`, so deciding a pair's
+ * (see pairs.ts); every write of matching happens under `lockMatches`, so deciding a pair's
  * status and regrouping its event read and write a consistent picture even with several instances
  * on one PostgreSQL.
  */
 import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { MatchesTable } from "../infra/db/schema";
-import type { DbOrTrx, Dialect } from "../infra/db/store";
+import type { Db, DbOrTrx, Dialect, Trx } from "../infra/db/store";
 
 export type MatchRow = Selectable<MatchesTable>;
 export type MatchChanges = Updateable<MatchesTable>;
@@ -31,6 +31,18 @@ function chunks<T>(items: readonly T[]): T[][] {
 export async function lockMatches(trx: DbOrTrx, dialect: Dialect): Promise<void> {
   if (dialect !== "postgres") return;
   await sql`select pg_advisory_xact_lock(hashtext(current_schema() || '.crossbook.matches'))`.execute(trx);
+}
+
+/** Runs `work` in a transaction that holds `lockMatches` first: how every writer of `matches` writes. */
+export async function underMatchesLock<T>(
+  db: Db,
+  dialect: Dialect,
+  work: (trx: Trx) => Promise<T>,
+): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await lockMatches(trx, dialect);
+    return work(trx);
+  });
 }
 
 /** What the matcher reads of a catalog market, with its event's title. */

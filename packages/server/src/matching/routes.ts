@@ -9,6 +9,9 @@ import { requireAuth } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
 import { AppError } from "../http/errors";
 import type { VenueId } from "../venues/model";
+import type { Curator } from "./curation";
+import { type MarketInfo, type MatchStatus, marketYesLabel, type RejectReason, venueOf } from "./pairs";
+import type { CrossEventDetail, MatchDetail } from "./reads";
 import {
   CreateMatchBody,
   CrossEventSchema,
@@ -20,17 +23,7 @@ import {
   RejectMatchBody,
   VerifyMatchBody,
 } from "./schemas";
-import {
-  type CrossEventDetail,
-  type Curator,
-  type MarketInfo,
-  type MatchDetail,
-  type MatchingService,
-  type MatchStatus,
-  marketYesLabel,
-  type RejectReason,
-  venueOf,
-} from "./service";
+import type { MatchingService } from "./service";
 import type { Polarity, Relation } from "./types";
 
 function marketView(id: string, info: MarketInfo | undefined) {

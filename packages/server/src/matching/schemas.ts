@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { PageMeta, StringEnum } from "../http/envelope";
 import { VENUE_IDS } from "../venues/model";
-import { MATCH_STATUSES, POLARITIES, REJECT_REASONS } from "./service";
+import { MATCH_STATUSES, POLARITIES, REJECT_REASONS } from "./pairs";
 import { RELATIONS } from "./types";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>

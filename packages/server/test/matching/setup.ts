@@ -14,7 +14,7 @@ import { type Config, testConfig } from "../../src/config";
 import { type RecordedEvent, START_CURSOR } from "../../src/events/outbox";
 import { type Clock, ManualClock } from "../../src/infra/clock";
 import { dropSchema } from "../../src/infra/db/store";
-import type { MatcherLike } from "../../src/matching/service";
+import type { MatcherLike } from "../../src/matching/runner";
 import {
   inverseRelation,
   type MatchableMarket,
