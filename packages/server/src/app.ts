@@ -55,7 +55,7 @@ import type { HubOptions } from "./stream/hub";
 import { streamRoutes } from "./stream/routes";
 import { attachStream, type StreamServer } from "./stream/server";
 import type { VenueId } from "./venues/model";
-import type { Venue } from "./venues/venue";
+import { canTrade, type MarketDataVenue } from "./venues/venue";
 import { type DispatcherOptions, WebhookDispatcher } from "./webhooks/dispatcher";
 import { webhookRoutes } from "./webhooks/routes";
 import { WebhooksService } from "./webhooks/service";
@@ -71,7 +71,7 @@ export interface Services {
   prices: PricesService;
   candles: CandleBuilder;
   history: PriceHistoryService;
-  venues: ReadonlyMap<VenueId, Venue>;
+  venues: ReadonlyMap<VenueId, MarketDataVenue>;
   exchange: SandboxExchange;
   sandbox: SandboxAccounts;
   orders: OrdersService;
@@ -103,7 +103,7 @@ export interface ServiceOptions {
   /** Webhook dispatcher tuning (tests inject the sender, the DNS lookup and short timers). */
   webhooks?: Partial<DispatcherOptions>;
   /** The venue adapters to use (built from config by `venues/registry.ts` in production). */
-  venues?: ReadonlyMap<VenueId, Venue>;
+  venues?: ReadonlyMap<VenueId, MarketDataVenue>;
   log?: CatalogLogger;
   /** The matcher the matching service feeds (tests inject fakes); a new Matcher by default. */
   matcher?: MatcherLike;
@@ -122,7 +122,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     accounts,
   );
   const outbox = new Outbox(runtime.store.dialect, runtime.clock);
-  const venues = options.venues ?? new Map<VenueId, Venue>();
+  const venues = options.venues ?? new Map<VenueId, MarketDataVenue>();
   const catalog = new CatalogService(
     runtime.store.db,
     venues,
@@ -201,7 +201,8 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     holdings,
     book,
   });
-  // Where orders execute: the sandbox exchange for sandbox keys, live routing for each venue.
+  // Where orders execute: the sandbox exchange for sandbox keys, live routing for each venue that
+  // trades (a data-only venue's markets are refused for live orders).
   const orders = new OrdersService({
     db: runtime.store.db,
     outbox,
@@ -216,7 +217,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
         accounts: sandbox,
         book,
       }),
-      live: new Map([...venues.keys()].map((venue) => [venue, venueRouter])),
+      live: new Map(
+        [...venues].filter(([, venue]) => canTrade(venue)).map(([id]) => [id, venueRouter] as const),
+      ),
     },
   });
   // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
@@ -306,7 +309,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
 export interface BuildOptions {
   /** Extra routes registered before the app is sealed (tests use it for probe routes). */
   register?: (app: FastifyInstance) => Promise<void> | void;
-  venues?: ReadonlyMap<VenueId, Venue>;
+  venues?: ReadonlyMap<VenueId, MarketDataVenue>;
   /** Base URLs each venue adapter was built with, for `GET /v1/venues`. */
   venueUrls?: Record<string, Record<string, string>>;
   /** Stream hub tuning (tests shorten timers and buffers). */

@@ -7,7 +7,7 @@ import { AppError } from "../http/errors";
 import type { Db } from "../infra/db/store";
 import { microsToNumber } from "../venues/decimal";
 import type { VenueId } from "../venues/model";
-import type { Venue } from "../venues/venue";
+import type { MarketDataVenue } from "../venues/venue";
 import { storedSchedule } from "./fees";
 import * as repo from "./repo";
 import { MarketListQuery, MarketParams, MarketSchema, VenueSchema } from "./schemas";
@@ -59,7 +59,7 @@ export function marketView(row: repo.MarketRow) {
 export interface CatalogRoutesDeps {
   db: Db;
   catalog: CatalogService;
-  venues: ReadonlyMap<VenueId, Venue>;
+  venues: ReadonlyMap<VenueId, MarketDataVenue>;
   /** Base URLs actually configured for each venue. */
   urlsInUse: Record<string, Record<string, string>>;
 }

@@ -9,7 +9,7 @@ import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { isVenueError } from "../venues/errors";
 import type { VenueEvent, VenueId, VenueMarket } from "../venues/model";
-import type { Venue } from "../venues/venue";
+import type { MarketDataVenue } from "../venues/venue";
 import { feeColumns } from "./fees";
 import * as repo from "./repo";
 
@@ -120,7 +120,7 @@ export class CatalogService {
 
   constructor(
     private readonly db: Db,
-    private readonly venues: ReadonlyMap<VenueId, Venue>,
+    private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly clock: Clock,
     private readonly bus: Bus,
     private readonly log: CatalogLogger,
@@ -303,7 +303,7 @@ export class CatalogService {
 
   /** Markets we hold as open that the venue no longer lists as open: ask each for its status. */
   async #refreshVanished(
-    venue: Venue,
+    venue: MarketDataVenue,
     listed: Set<string>,
     known: Awaited<ReturnType<typeof repo.marketStatuses>>,
   ): Promise<MarketStatusChange[]> {

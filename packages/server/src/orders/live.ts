@@ -61,7 +61,14 @@ import { NETTING_VENUES, nettedSize, type VenueHoldings, venuePositionId } from 
 import { MICROS } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
 import type { OrderBook, Outcome, VenueId } from "../venues/model";
-import type { Venue, VenueCredentials, VenueFill, VenueOrder } from "../venues/venue";
+import {
+  type MarketDataVenue,
+  type TradingVenue,
+  tradingVenueOf,
+  type VenueCredentials,
+  type VenueFill,
+  type VenueOrder,
+} from "../venues/venue";
 import { type Execution, marketOrderBound, type PlacementHooks } from "./execution";
 import { type TradableMarket, tradableMarket } from "./markets";
 
@@ -75,7 +82,7 @@ export interface VenueRouterDeps {
   db: Db;
   outbox: Outbox;
   clock: Clock;
-  venues: ReadonlyMap<VenueId, Venue>;
+  venues: ReadonlyMap<VenueId, MarketDataVenue>;
   credentials: Pick<CredentialsService, "credentialsFor" | "list" | "open">;
   log: RouterLog;
   /**
@@ -283,7 +290,7 @@ export class VenueRouter implements Execution {
     placed: VenueOrder,
     fills: VenueFill[],
     market: TradableMarket,
-    venue: Venue,
+    venue: TradingVenue,
     credentials: VenueCredentials,
   ): Promise<OrderRow> {
     const { db, outbox, clock } = this.deps;
@@ -444,7 +451,7 @@ export class VenueRouter implements Execution {
 
   async #pollGroup(accountId: string, venueId: VenueId, summary: PollSummary): Promise<void> {
     const { db } = this.deps;
-    const venue = this.deps.venues.get(venueId);
+    const venue = tradingVenueOf(this.deps.venues, venueId);
     if (!venue?.capabilities.supports.trading) return;
     const credentials = await this.deps.credentials.credentialsFor(accountId, venueId);
     if (!credentials) {
@@ -504,7 +511,7 @@ export class VenueRouter implements Execution {
   /** An acknowledged order missing from the venue's open list: catch up on fills, then close it. */
   async #reconcileClosed(
     order: OrderRow,
-    venue: Venue,
+    venue: TradingVenue,
     credentials: VenueCredentials,
     summary: PollSummary,
   ): Promise<void> {
@@ -534,7 +541,7 @@ export class VenueRouter implements Execution {
   /** A pending order the venue never acknowledged to us: find it there, or give it up in time. */
   async #reconcilePending(
     order: OrderRow,
-    venue: Venue,
+    venue: TradingVenue,
     credentials: VenueCredentials,
     open: VenueOrder[],
     known: Set<string>,
@@ -597,7 +604,7 @@ export class VenueRouter implements Execution {
     const rows = await this.deps.credentials.list(owner);
     const amounts = await Promise.all(
       rows.map(async (row) => {
-        const venue = this.deps.venues.get(row.venue as VenueId);
+        const venue = tradingVenueOf(this.deps.venues, row.venue as VenueId);
         if (!venue) return 0;
         let credentials: VenueCredentials;
         try {
@@ -646,8 +653,8 @@ export class VenueRouter implements Execution {
     this.deps.holdings?.invalidate(accountId, venue as VenueId);
   }
 
-  #tradingVenue(id: VenueId): Venue {
-    const venue = this.deps.venues.get(id);
+  #tradingVenue(id: VenueId): TradingVenue {
+    const venue = tradingVenueOf(this.deps.venues, id);
     if (!venue)
       throw new AppError("VENUE_UNAVAILABLE", `${id} is not enabled on this server`, {
         venue: id,
@@ -682,7 +689,7 @@ export class VenueRouter implements Execution {
 
   /** The venue's fills of one order (since shortly before it was created here). */
   async #fillsOf(
-    venue: Venue,
+    venue: TradingVenue,
     credentials: VenueCredentials,
     order: OrderRow,
     venueOrderId: string,

@@ -73,7 +73,13 @@ export class OrdersService {
     if (owner.environment === "sandbox") return this.deps.executions.sandbox;
     const live = this.deps.executions.live.get(venue);
     if (!live)
-      throw new AppError("VENUE_NOT_LINKED", `Live trading on ${venue} is not configured on this server`);
+      throw new AppError(
+        "VENUE_NOT_LINKED",
+        `${venue} serves market data only on this server: no live orders`,
+        {
+          venue,
+        },
+      );
     return live;
   }
 

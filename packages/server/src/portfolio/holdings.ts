@@ -20,7 +20,7 @@ import type { Owner } from "../ledger/orders-repo";
 import type { Micros } from "../venues/decimal";
 import { isVenueError } from "../venues/errors";
 import type { Outcome, VenueId } from "../venues/model";
-import type { Venue, VenueCredentials } from "../venues/venue";
+import { type MarketDataVenue, tradingVenueOf, type VenueCredentials } from "../venues/venue";
 
 export interface HoldingsLog {
   warn(obj: object, msg: string): void;
@@ -89,7 +89,7 @@ interface Entry {
 }
 
 export interface VenueHoldingsDeps {
-  venues: ReadonlyMap<VenueId, Venue>;
+  venues: ReadonlyMap<VenueId, MarketDataVenue>;
   credentials: Pick<CredentialsService, "list" | "open">;
   clock: Clock;
   log: HoldingsLog;
@@ -235,7 +235,7 @@ export class VenueHoldings {
       checkedAt: lastGood,
       positions: [],
     });
-    const venue = this.deps.venues.get(venueId);
+    const venue = tradingVenueOf(this.deps.venues, venueId);
     if (!venue) return unavailable("disabled");
     let credentials: VenueCredentials;
     try {

@@ -35,7 +35,7 @@ import type { Db } from "../infra/db/store";
 import type { Micros } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
 import type { Candle, PricePoint, VenueHistory, VenueId } from "../venues/model";
-import type { Venue } from "../venues/venue";
+import type { MarketDataVenue } from "../venues/venue";
 import {
   bucketStart,
   type CandleBuilder,
@@ -153,7 +153,7 @@ export class PriceHistoryService {
 
   constructor(
     private readonly db: Db,
-    private readonly venues: ReadonlyMap<VenueId, Venue>,
+    private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly candles: CandleBuilder,
     private readonly clock: Clock,
     private readonly log: CandleLogger,
@@ -279,7 +279,7 @@ export class PriceHistoryService {
 
   async #backfill(
     marketId: string,
-    venue: Venue,
+    venue: MarketDataVenue,
     source: SourceInterval,
     wantFrom: number,
     wantTo: number,
@@ -338,7 +338,7 @@ export class PriceHistoryService {
   }
 
   /** The venue's history for [from, to) as candles of `source`, in requests of bounded size. */
-  async #fetch(venue: Venue, marketId: string, source: SourceInterval, from: number, to: number) {
+  async #fetch(venue: MarketDataVenue, marketId: string, source: SourceInterval, from: number, to: number) {
     const size = INTERVAL_MS[source];
     const step = this.#options.periodsPerRequest * size;
     const out: PriceCandle[] = [];

@@ -11,7 +11,7 @@ import type { CatalogLogger, CatalogService } from "../catalog/service";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import type { OrderBook, VenueId } from "../venues/model";
-import { type FeedEvent, type FeedSubscription, parseMarketId, type Venue } from "../venues/venue";
+import { type FeedEvent, type FeedSubscription, parseMarketId, type MarketDataVenue } from "../venues/venue";
 import { type Quote, QuoteBook } from "./quotes";
 
 export interface LiveOptions {
@@ -47,7 +47,7 @@ export class LiveMarkets {
 
   constructor(
     private readonly db: Db,
-    private readonly venues: ReadonlyMap<VenueId, Venue>,
+    private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly catalog: CatalogService,
     private readonly clock: Clock,
     private readonly log: CatalogLogger,

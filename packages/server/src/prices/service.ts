@@ -15,7 +15,7 @@ import { isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { type Micros, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, VenueId } from "../venues/model";
-import type { FeedEvent, Venue } from "../venues/venue";
+import type { FeedEvent, MarketDataVenue } from "../venues/venue";
 import type { LiveMarkets } from "./ingest";
 import type { Quote } from "./quotes";
 
@@ -129,7 +129,7 @@ export class PricesService {
   constructor(
     private readonly db: Db,
     private readonly live: LiveMarkets,
-    private readonly venues: ReadonlyMap<VenueId, Venue>,
+    private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly clock: Clock,
     bus: Bus,
     private readonly log: CatalogLogger,

@@ -153,7 +153,12 @@ export interface VenuePosition {
   averagePrice: Micros | null;
 }
 
-export interface Venue {
+/**
+ * A venue's market data: its catalog, books, price history and live feed. This alone is enough for
+ * aggregation (catalog, prices, candles, matching, the price stream): a new venue can be added for
+ * data first and gain trading later.
+ */
+export interface MarketDataVenue {
   readonly id: VenueId;
   readonly capabilities: VenueCapabilities;
   /**
@@ -175,7 +180,13 @@ export interface Venue {
   ): Promise<Candle[] | PricePoint[] | VenueHistory>;
   /** Live book/trade/quote updates; reconnects and resubscribes by itself. */
   subscribe(marketIds: string[], onEvent: (event: FeedEvent) => void): Promise<FeedSubscription>;
+}
 
+/**
+ * A venue crossbook can trade on with an account's linked credentials: placing, cancelling and
+ * reading orders, fills, positions and cash. Live routing and the venue holdings use these.
+ */
+export interface TradingVenue extends MarketDataVenue {
   placeOrder(credentials: VenueCredentials, order: VenueOrderRequest): Promise<VenueOrder>;
   cancelOrder(credentials: VenueCredentials, venueOrderId: string): Promise<VenueOrder>;
   /**
@@ -198,6 +209,23 @@ export interface Venue {
   listPositions(credentials: VenueCredentials): Promise<VenuePosition[]>;
   /** Available cash in micro-USD. */
   getBalance(credentials: VenueCredentials): Promise<Micros>;
+}
+
+/** Both adapters (Polymarket, Kalshi) trade today. */
+export type Venue = TradingVenue;
+
+/** Whether a venue trades, or serves market data only. */
+export function canTrade(venue: MarketDataVenue): venue is TradingVenue {
+  return typeof (venue as Partial<TradingVenue>).placeOrder === "function";
+}
+
+/** The venue `id` if it is enabled and trades; undefined for a missing or data-only venue. */
+export function tradingVenueOf(
+  venues: ReadonlyMap<VenueId, MarketDataVenue>,
+  id: VenueId,
+): TradingVenue | undefined {
+  const venue = venues.get(id);
+  return venue && canTrade(venue) ? venue : undefined;
 }
 
 /** `polymarket:0xabc` -> { venue, venueMarketId }; undefined for anything else. */
