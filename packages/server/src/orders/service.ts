@@ -5,6 +5,7 @@
  * venue with the account's linked credentials (orders/live.ts).
  */
 import { createHash } from "node:crypto";
+import type { Static } from "typebox";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
@@ -20,20 +21,10 @@ import type { VenueCapabilities } from "../venues/venue";
 import type { Execution, Executions, PlacementHooks } from "./execution";
 import { settledMarketsWithExposure, type TradableMarket, tradableMarket } from "./markets";
 import * as idempotency from "./repo";
+import type { PlaceOrderBody } from "./schemas";
 
-/** The placement body as the API accepts it (numbers as JSON numbers). */
-export interface PlaceOrderInput {
-  market_id: string;
-  side: "buy" | "sell";
-  outcome?: "yes" | "no";
-  type?: "limit" | "market";
-  price?: number;
-  amount: number;
-  max_slippage?: number;
-  time_in_force?: "GTC" | "GTD" | "IOC" | "FOK";
-  expires_at?: string;
-  client_order_id?: string;
-}
+/** The placement body as the API accepts it (numbers as JSON numbers), from its schema. */
+export type PlaceOrderInput = Static<typeof PlaceOrderBody>;
 
 /** What a placement returned, kept 24 h under its idempotency key and replayed byte for byte. */
 export interface PlacementResult {
