@@ -38,10 +38,24 @@ export async function buildServer() {
   const esbuild = await import("esbuild");
   const server = path.join(repo, "packages", "server");
   const dist = path.join(server, "dist");
-  fs.rmSync(dist, { recursive: true, force: true });
+  // Built beside dist/ and moved in file by file (a rename replaces a file atomically): a test run
+  // starting the CLI while another run rebuilds never finds dist/ half written or gone.
+  const staging = fs.mkdtempSync(path.join(server, ".dist-"));
+  try {
+    await bundle(esbuild, server, staging);
+    fs.mkdirSync(dist, { recursive: true });
+    for (const file of ["checkpoint-worker.mjs", "main.js.map", "main.js"]) {
+      fs.renameSync(path.join(staging, file), path.join(dist, file));
+    }
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+async function bundle(esbuild, server, staging) {
   await esbuild.build({
     entryPoints: [path.join(server, "src", "main.ts")],
-    outfile: path.join(dist, "main.js"),
+    outfile: path.join(staging, "main.js"),
     bundle: true,
     platform: "node",
     format: "esm",
@@ -55,7 +69,7 @@ export async function buildServer() {
   // The checkpoint thread is started from a file next to the module that starts it.
   fs.copyFileSync(
     path.join(server, "src", "infra", "db", "checkpoint-worker.mjs"),
-    path.join(dist, "checkpoint-worker.mjs"),
+    path.join(staging, "checkpoint-worker.mjs"),
   );
 }
 

@@ -306,6 +306,84 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   };
 }
 
+/**
+ * A piece of work with a life of its own. `prepare` runs before the app serves (always); `start`
+ * begins background work (`serve` asks for it, tests drive services by hand); `stop` runs when the
+ * app closes. Jobs start in list order and stop in reverse, so a job is listed after what its
+ * stopping must wait for.
+ */
+export interface LifecycleJob {
+  name: string;
+  prepare?: () => Promise<void>;
+  start?: () => void;
+  stop?: () => Promise<void> | void;
+}
+
+/** A timer that runs `work` every `ms` from before the app serves until it closes. */
+function every(name: string, ms: number, work: () => Promise<unknown>, log: CatalogLogger): LifecycleJob {
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    name,
+    prepare: async () => {
+      timer = setInterval(() => {
+        work().catch((error) => log.warn({ err: error }, `${name} failed`));
+      }, ms);
+      timer.unref();
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+/** Everything that starts and stops with the app, in start order. */
+export function lifecycleJobs(
+  services: Services,
+  config: Runtime["config"],
+  log: CatalogLogger,
+): LifecycleJob[] {
+  return [
+    { name: "api keys", prepare: () => services.apiKeys.start(), stop: () => services.apiKeys.stop() },
+    {
+      name: "alerts",
+      prepare: () => services.alerts.start(),
+      start: () => services.alerts.startReloading(),
+      stop: () => services.alerts.stop(),
+    },
+    // Stops after the feeds, so its final flush holds every update.
+    { name: "candles", start: () => services.candles.start(), stop: () => services.candles.stop() },
+    { name: "quote ingest", start: () => services.live.start(), stop: () => services.live.stop() },
+    { name: "prices", start: () => services.prices.start(), stop: () => services.prices.stop() },
+    // Stops after the catalog, whose syncs queue matching runs; indexes the stored markets at once.
+    {
+      name: "matching",
+      start: () => {
+        if (config.matchingEnabled) services.matching.start();
+      },
+      stop: () => services.matching.stop(),
+    },
+    { name: "catalog sync", start: () => services.catalog.start(), stop: () => services.catalog.stop() },
+    {
+      name: "webhook delivery",
+      start: () => services.webhookDispatcher.start(),
+      stop: () => services.webhookDispatcher.stop(),
+    },
+    {
+      name: "live fill poller",
+      start: () => services.venueRouter.start(),
+      stop: () => services.venueRouter.stop(),
+    },
+    // Resting sandbox orders are back on their simulated books before the app serves.
+    {
+      name: "sandbox exchange",
+      prepare: () => services.exchange.start(),
+      stop: () => services.exchange.stop(),
+    },
+    // Expired sessions are useless; swept hourly so the table stays small.
+    every("session sweep", 3_600_000, () => services.accounts.deleteExpiredSessions(), log),
+    every("key usage flush", 15_000, () => services.apiKeys.flushUsage(), log),
+    every("sandbox order expiry", 1_000, () => services.orders.expireDue(), log),
+  ];
+}
+
 export interface BuildOptions {
   /** Extra routes registered before the app is sealed (tests use it for probe routes). */
   register?: (app: FastifyInstance) => Promise<void> | void;
@@ -367,44 +445,11 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
       error: (obj, msg) => app.log.error(obj, msg),
     },
   });
-  await services.apiKeys.start();
-  // Alerts are loaded before the app serves, background work or not, so tests see them too.
-  await services.alerts.start();
-  // Resting sandbox orders are back on their simulated books before the app serves.
-  await services.exchange.start();
-  const expirySweep = setInterval(() => {
-    services.orders.expireDue().catch((error) => app.log.warn({ err: error }, "could not expire orders"));
-  }, 1_000);
-  expirySweep.unref();
-  const usageTimer = setInterval(() => {
-    services.apiKeys
-      .flushUsage()
-      .catch((error) => app.log.warn({ err: error }, "could not record key usage"));
-  }, 15_000);
-  usageTimer.unref();
-  // Expired sessions are useless; sweep them hourly so the table stays small.
-  const sessionSweep = setInterval(() => {
-    services.accounts
-      .deleteExpiredSessions()
-      .catch((error) => app.log.warn({ err: error }, "could not delete expired sessions"));
-  }, 3_600_000);
-  sessionSweep.unref();
+  const jobs = lifecycleJobs(services, config, app.log);
+  // State the app needs is loaded before it serves, background work or not (tests see it too).
+  for (const job of jobs) await job.prepare?.();
   app.addHook("onClose", async () => {
-    clearInterval(usageTimer);
-    clearInterval(sessionSweep);
-    clearInterval(expirySweep);
-    services.exchange.stop();
-    await services.venueRouter.stop();
-    await services.webhookDispatcher.stop();
-    await services.catalog.stop();
-    // After the catalog, whose syncs queue matching runs.
-    await services.matching.stop();
-    services.prices.stop();
-    await services.live.stop();
-    // After the feeds stop, so the final flush holds every update.
-    await services.candles.stop();
-    await services.alerts.stop();
-    await services.apiKeys.stop();
+    for (const job of [...jobs].reverse()) await job.stop?.();
   });
 
   await app.register(plumbing);
@@ -527,16 +572,6 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   if (options.register) await options.register(app);
 
   await app.ready();
-  if (options.startBackground) {
-    services.live.start();
-    services.candles.start();
-    services.alerts.startReloading();
-    services.prices.start();
-    services.catalog.start();
-    // Indexes the markets already stored at once; each sync then adds what changed.
-    if (config.matchingEnabled) services.matching.start();
-    services.venueRouter.start();
-    services.webhookDispatcher.start();
-  }
+  if (options.startBackground) for (const job of jobs) job.start?.();
   return { app, services, stream, metrics };
 }
