@@ -151,6 +151,8 @@ export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (
           if (list.responseMs === now) return sendSerialized(reply, list.response!);
         } else {
           // Already-serialized fragments, in the order asked: no per-request serialization of quotes.
+          // Fastify sends these bytes as they are, so test/prices/prices-body.test.ts holds them to
+          // PricesResponse.
           let data = '{"success":true,"data":{';
           for (let i = 0; i < markets.length; i++) {
             if (i > 0) data += ",";

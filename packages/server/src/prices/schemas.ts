@@ -1,3 +1,8 @@
+/**
+ * The prices routes' query and response schemas: the one declaration of these shapes, which the
+ * serializer, the request validation and the OpenAPI document are built from. The bus's
+ * QuoteUpdate and the stream's price_update reuse the entry's quote fields from here.
+ */
 import { Type } from "typebox";
 import { Envelope, StringEnum } from "../http/envelope";
 import { VENUE_IDS } from "../venues/model";
@@ -18,8 +23,11 @@ const BookLevel = Type.Unsafe<[number, number]>({
   maxItems: 2,
 });
 
-/** Spec 2.3, with null where nothing is known yet. */
-export const PriceEntrySchema = Type.Object({
+/**
+ * Spec 2.3's price entry, with null where nothing is known yet: what the prices service computes
+ * for a market (its `PriceEntry` type), without the optional book.
+ */
+export const PriceEntryFields = Type.Object({
   price: Nullable(
     Type.Number({ description: "Midpoint of best bid and ask when both exist, else the last trade (0-1)" }),
   ),
@@ -33,6 +41,11 @@ export const PriceEntrySchema = Type.Object({
   volume_24h: Type.Number({ description: "Contracts traded in the last 24 hours" }),
   last_trade: Nullable(Type.String({ description: "When the last trade crossbook saw happened" })),
   updated_at: Type.String({ description: "When this quote last changed" }),
+});
+
+/** One market's entry in GET /v1/prices: the fields above, and its book when asked for. */
+export const PriceEntrySchema = Type.Object({
+  ...PriceEntryFields.properties,
   orderbook: Type.Optional(
     Nullable(
       Type.Object(
@@ -47,6 +60,19 @@ export const PriceEntrySchema = Type.Object({
       ),
     ),
   ),
+});
+
+/**
+ * One quote change as it travels on the bus (`prices.quote`) and, with `type` and `seq`, out to
+ * stream clients as `price_update` (stream/schemas.ts). Its quote fields are the REST entry's.
+ */
+export const QuoteUpdateSchema = Type.Object({
+  market_id: Type.String(),
+  price: PriceEntryFields.properties.price,
+  best_bid: PriceEntryFields.properties.best_bid,
+  best_ask: PriceEntryFields.properties.best_ask,
+  volume_24h: PriceEntryFields.properties.volume_24h,
+  timestamp: Type.String({ description: "When crossbook ingested the change (ISO 8601, ms)" }),
 });
 
 export const MAX_MARKETS_PER_REQUEST = 100;

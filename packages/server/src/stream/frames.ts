@@ -4,7 +4,8 @@
  * connection is due in one buffer with one socket write, instead of one `ws.send` (header
  * allocation, write request, syscall) per message; `ws` still owns the handshake, reading, pings
  * and closing. Payloads here are ASCII JSON (market ids and numbers), so string length = byte length
- * is checked, not assumed.
+ * is checked, not assumed. What each payload must be is declared in schemas.ts, and
+ * test/stream/schemas.test.ts checks the frames the hub builds against it.
  */
 
 const OPCODE_TEXT = 0x81; // FIN + text

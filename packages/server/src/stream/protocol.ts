@@ -1,8 +1,19 @@
 /**
- * The price stream's wire protocol (spec 4.2 plus what the spec leaves open): client actions,
- * server message types, error codes and close codes. Kept in one place so the hub, the docs and
- * the agent client agree.
+ * The price stream's wire protocol (spec 4.2 plus what the spec leaves open): the parsing of client
+ * messages, and close codes. The shape of every message, both ways, is declared in schemas.ts; the
+ * parser is written by hand to answer each mistake with a message a person can act on, and its
+ * tests hold it to those schemas.
  */
+import {
+  type ClientMessage,
+  MAX_API_KEY_LENGTH,
+  MAX_ID_LENGTH,
+  MAX_IDS_PER_MESSAGE,
+  type StreamErrorCode,
+} from "./schemas";
+
+export type { ClientMessage, RejectReason } from "./schemas";
+export { MAX_IDS_PER_MESSAGE };
 
 /** Close codes the stream uses (4000-4999 are application codes). */
 export const CLOSE = {
@@ -20,19 +31,9 @@ export const CLOSE = {
   CONNECTION_LIMIT: 4029,
 } as const;
 
-export type ClientMessage =
-  | { action: "auth"; api_key: string }
-  | { action: "subscribe"; market_ids: string[] }
-  | { action: "unsubscribe"; market_ids: string[] }
-  | { action: "ping" };
-
-/** Most ids one subscribe/unsubscribe message may carry. */
-export const MAX_IDS_PER_MESSAGE = 5_000;
-const MAX_ID_LENGTH = 300;
-
 export class ProtocolError extends Error {
   constructor(
-    readonly code: "VALIDATION_ERROR",
+    readonly code: Extract<StreamErrorCode, "VALIDATION_ERROR">,
     message: string,
   ) {
     super(message);
@@ -54,7 +55,7 @@ export function parseClientMessage(text: string): ClientMessage {
   switch (o["action"]) {
     case "auth": {
       const key = o["api_key"];
-      if (typeof key !== "string" || key.length === 0 || key.length > 200) {
+      if (typeof key !== "string" || key.length === 0 || key.length > MAX_API_KEY_LENGTH) {
         throw new ProtocolError("VALIDATION_ERROR", "auth needs `api_key`: your API key as a string");
       }
       return { action: "auth", api_key: key };
@@ -87,6 +88,3 @@ export function parseClientMessage(text: string): ClientMessage {
       );
   }
 }
-
-/** Why a market in a subscribe/unsubscribe message was not taken. */
-export type RejectReason = "MARKET_NOT_FOUND" | "SUBSCRIPTION_LIMIT" | "NOT_SUBSCRIBED";
