@@ -18,6 +18,7 @@ import { fillFee } from "@crossbook/fees";
 import type { Outbox } from "../events/outbox";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import { applyFill, FenceError, type FillCause, feeModelOf } from "../ledger/bookkeeping";
 import { type OrderRow, orderById, restingSandboxOrders } from "../ledger/orders-repo";
 import type { TradableMarket } from "../orders/markets";
@@ -27,10 +28,6 @@ import { MICROS, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, Trade, VenueId } from "../venues/model";
 import type { FeedEvent } from "../venues/venue";
 import { ASK, BID, type EngineSide, SimBook } from "./engine";
-
-export interface ExchangeLog {
-  warn(obj: object, msg: string): void;
-}
 
 /** An order as the exchange sees it when planning its immediate fills. */
 export interface Intent {
@@ -101,7 +98,7 @@ export class SandboxExchange {
     private readonly outbox: Outbox,
     private readonly live: LiveMarkets,
     private readonly clock: Clock,
-    private readonly log: ExchangeLog,
+    private readonly log: Logger,
   ) {}
 
   /** Rebuilds resting orders from the store and starts listening to the venue feeds. */
@@ -198,7 +195,10 @@ export class SandboxExchange {
       fills,
       restReason: filled >= intent.amount || rests ? null : fok ? "unfilled_fok" : "unfilled_ioc",
       queueAhead,
-      undo: giveBack(consumed),
+      // Returns the book liquidity the plan consumed (the placement did not commit).
+      undo: () => {
+        for (const { entry, size } of consumed) entry.used -= size;
+      },
     };
   }
 
@@ -350,7 +350,7 @@ export class SandboxExchange {
     this.#pending++;
     this.#queue = this.#queue
       .then(job)
-      .catch((error) => this.log.warn({ error: String(error) }, "could not apply sandbox fills"))
+      .catch((error) => this.log.warn({ err: error }, "could not apply sandbox fills"))
       .finally(() => {
         this.#pending--;
       });
@@ -406,14 +406,4 @@ export class SandboxExchange {
     }
     return owner;
   }
-}
-
-/**
- * A plan's `undo`: returns the book liquidity it consumed. Built here rather than as a named arrow in
- * `plan`: tsx keeps function names, which costs a property definition on every closure it names.
- */
-function giveBack(consumed: ReadonlyArray<{ entry: Consumed; size: number }>): () => void {
-  return () => {
-    for (const { entry, size } of consumed) entry.used -= size;
-  };
 }
