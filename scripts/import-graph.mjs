@@ -10,7 +10,8 @@
  * directly or through others".
  *
  *   node scripts/import-graph.mjs            the edges, and any cycle, as text
- *   node scripts/import-graph.mjs --mermaid  a Mermaid flowchart (docs/ARCHITECTURE.md embeds it)
+ *   node scripts/import-graph.mjs --mermaid  a Mermaid flowchart
+ *   node scripts/import-graph.mjs --docs     rewrite that flowchart in docs/ARCHITECTURE.md
  */
 import fs from "node:fs";
 import { createRequire } from "node:module";
@@ -21,6 +22,9 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ts = createRequire(import.meta.url)("typescript");
 export const serverSrc = path.join(repo, "packages", "server", "src");
 export const ROOT = "(root)";
+export const architectureDoc = path.join(repo, "docs", "ARCHITECTURE.md");
+/** The Mermaid block of docs/ARCHITECTURE.md: the only fenced mermaid block on the page. */
+export const MERMAID_BLOCK = /```mermaid\n[\s\S]*?\n```/;
 
 function sourceFiles(dir) {
   const out = [];
@@ -130,18 +134,28 @@ export function cyclesOf(edges) {
   return cycles;
 }
 
-function mermaid(edges) {
+/**
+ * The graph as a Mermaid flowchart, the form docs/ARCHITECTURE.md embeds. The composition root's
+ * edges (it imports every folder) and edges into infra/ (every folder may use it) are left out:
+ * they would hide the ones worth reading.
+ */
+export function mermaid(edges) {
   const lines = ["flowchart TD"];
-  const id = (name) => (name === ROOT ? "root[composition root]" : name);
   for (const from of [...edges.keys()].sort()) {
-    for (const to of [...edges.get(from).keys()].sort()) lines.push(`  ${id(from)} --> ${id(to)}`);
+    if (from === ROOT) continue;
+    for (const to of [...edges.get(from).keys()].sort()) {
+      if (to !== "infra") lines.push(`  ${from} --> ${to}`);
+    }
   }
   return lines.join("\n");
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const edges = domainGraph();
-  if (process.argv.includes("--mermaid")) {
+  if (process.argv.includes("--docs")) {
+    const doc = fs.readFileSync(architectureDoc, "utf8");
+    fs.writeFileSync(architectureDoc, doc.replace(MERMAID_BLOCK, `\`\`\`mermaid\n${mermaid(edges)}\n\`\`\``));
+  } else if (process.argv.includes("--mermaid")) {
     console.log(mermaid(edges));
   } else {
     for (const from of [...edges.keys()].sort()) {

@@ -6,7 +6,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cyclesOf, domainGraph, serverSrc, valueImports } from "../../../scripts/import-graph.mjs";
+import {
+  architectureDoc,
+  cyclesOf,
+  domainGraph,
+  MERMAID_BLOCK,
+  mermaid,
+  serverSrc,
+  valueImports,
+} from "../../../scripts/import-graph.mjs";
 
 function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -54,5 +62,10 @@ describe("architecture", () => {
       .filter((file) => valueImports(file).some((specifier) => specifier.includes("/migrations/0")))
       .map((file) => path.relative(serverSrc, file));
     expect(offenders).toEqual([]);
+  });
+
+  it("docs/ARCHITECTURE.md draws the import graph as it is (npm run graph -- --docs redraws it)", () => {
+    const block = MERMAID_BLOCK.exec(fs.readFileSync(architectureDoc, "utf8"))?.[0];
+    expect(block).toBe(`\`\`\`mermaid\n${mermaid(domainGraph())}\n\`\`\``);
   });
 });
