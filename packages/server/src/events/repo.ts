@@ -1,25 +1,38 @@
 /**
- * SQL for the events outbox. Inserts are fixed SQL text (infra/db/prepared.ts): recording events is
- * on every write path, orders' among them. Reads follow the ordering rule explained in outbox.ts:
- * on PostgreSQL only rows of transactions older than every running one, by (tx_id, seq).
+ * SQL for the events outbox. Inserts are prepared statements (infra/db/prepared.ts): recording
+ * events is on every write path, orders' among them. Reads follow the ordering rule explained in
+ * outbox.ts: on PostgreSQL only rows of transactions older than every running one, by (tx_id, seq).
  */
 import { type QueryResult, sql } from "kysely";
-import { MultiRowStatement, Statement } from "../infra/db/prepared";
+import { prepare, prepareRows } from "../infra/db/prepared";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 
-const COLUMNS = "insert into events (id, type, account_id, environment, data, created_at) values ";
-const insertEventSql = new Statement<{ seq: number | string }>(`${COLUMNS}(?, ?, ?, ?, ?, ?) returning seq`);
-const insertEventsSql = new MultiRowStatement(COLUMNS, "(?, ?, ?, ?, ?, ?)");
-const VALUES_PER_EVENT = 6;
+/** One event row's values, as `bindEventRow` appends them. */
+type EventValues = [
+  id: string,
+  type: string,
+  accountId: string | null,
+  environment: string | null,
+  dataJson: string,
+  createdAt: string,
+];
+
+function eventRow([id, type, accountId, environment, dataJson, createdAt]: EventValues) {
+  return { id, type, account_id: accountId, environment, data: dataJson, created_at: createdAt };
+}
+
+const insertEventSql = prepare((db, event: EventValues) =>
+  db.insertInto("events").values(eventRow(event)).returning("seq"),
+);
+const insertEventsSql = prepareRows((db, events: readonly EventValues[]) =>
+  db.insertInto("events").values(events.map(eventRow)),
+);
 /** Rows per multi-row insert (6 parameters each, well under either store's parameter limit). */
 export const EVENTS_PER_STATEMENT = 100;
 
-/**
- * Appends one event row's values to `parameters`, in the column order of the inserts here. Values
- * are passed one by one (no row object): callers bind every event on the write path.
- */
+/** Appends one event's row to `rows` (for `insertEvent` and `insertEvents`). */
 export function bindEventRow(
-  parameters: unknown[],
+  rows: unknown[],
   id: string,
   type: string,
   accountId: string | null,
@@ -27,23 +40,23 @@ export function bindEventRow(
   dataJson: string,
   createdAt: string,
 ): void {
-  parameters.push(id, type, accountId, environment, dataJson, createdAt);
+  rows.push([id, type, accountId, environment, dataJson, createdAt] satisfies EventValues);
 }
 
 // Not async, these two: the statement's own promise is returned, so recording an event costs no
 // extra promise on the write path.
 
-/** Inserts the one event bound in `parameters`; its row's `seq` (a string on PostgreSQL). */
+/** Inserts the one event bound in `rows`; its row's `seq` (a string on PostgreSQL). */
 export function insertEvent(
   trx: DbOrTrx,
-  parameters: readonly unknown[],
+  rows: readonly unknown[],
 ): Promise<{ seq: number | string } | undefined> {
-  return insertEventSql.first(trx, parameters);
+  return insertEventSql.first(trx, rows[0] as EventValues);
 }
 
-/** Inserts the events bound in `parameters` (at most EVENTS_PER_STATEMENT) with one statement. */
-export function insertEvents(trx: DbOrTrx, parameters: readonly unknown[]): Promise<QueryResult<never>> {
-  return insertEventsSql.forRows(parameters.length / VALUES_PER_EVENT).run(trx, parameters);
+/** Inserts the events bound in `rows` (at most EVENTS_PER_STATEMENT) with one statement. */
+export function insertEvents(trx: DbOrTrx, rows: readonly unknown[]): Promise<QueryResult<never>> {
+  return insertEventsSql.run(trx, rows as readonly EventValues[], []);
 }
 
 /** An events row as read; `tx_text` (the transaction id) only on PostgreSQL. */

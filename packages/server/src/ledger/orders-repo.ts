@@ -1,7 +1,7 @@
 /** Order rows: the only SQL over `orders` and `fills`. */
 import { type Selectable, sql } from "kysely";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
-import { MultiRowStatement, Statement } from "../infra/db/prepared";
+import { everyColumn, pick, prepare, prepareRows } from "../infra/db/prepared";
 import type { FillsTable, IdempotencyKeysTable, OrdersTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
@@ -23,7 +23,7 @@ export interface OrderFilter {
   side?: "buy" | "sell";
 }
 
-/** Every column of `orders`, in the order the insert binds them. */
+/** Every column of `orders` (the type check below fails if one is missing). */
 const ORDER_COLUMNS = [
   "id",
   "account_id",
@@ -55,51 +55,14 @@ const ORDER_COLUMNS = [
   "amount_note",
   "fee_carry",
 ] as const satisfies ReadonlyArray<keyof OrderRow>;
+everyColumn<OrderRow, typeof ORDER_COLUMNS>(true);
 
-const insertOrderSql = new Statement(
-  `insert into orders (${ORDER_COLUMNS.join(", ")}) values (${ORDER_COLUMNS.map(() => "?").join(", ")})`,
+const insertOrderSql = prepare((db, row: OrderRow) =>
+  db.insertInto("orders").values(pick(row, ORDER_COLUMNS)),
 );
 
 export async function insertOrder(db: DbOrTrx, row: OrderRow): Promise<void> {
-  await insertOrderSql.run(db, orderValues(row));
-}
-
-/**
- * An order's values in `ORDER_COLUMNS` order. Read by name: reading `row[column]` for 26 columns
- * sends every read through V8's slow (megamorphic) path. `repo.contract.test` round-trips every column.
- */
-function orderValues(row: OrderRow): unknown[] {
-  return [
-    row.id,
-    row.account_id,
-    row.environment,
-    row.market_id,
-    row.venue,
-    row.side,
-    row.outcome,
-    row.type,
-    row.time_in_force,
-    row.price,
-    row.max_slippage_ppm,
-    row.amount,
-    row.filled_amount,
-    row.filled_notional,
-    row.fees,
-    row.locked,
-    row.queue_ahead,
-    row.status,
-    row.cancel_reason,
-    row.client_order_id,
-    row.venue_order_id,
-    row.position_id,
-    row.expires_at,
-    row.created_at,
-    row.updated_at,
-    row.cancelled_at,
-    row.requested_amount,
-    row.amount_note,
-    row.fee_carry,
-  ];
+  await insertOrderSql.run(db, row);
 }
 
 export async function findOrder(db: DbOrTrx, owner: Owner, id: string): Promise<OrderRow | undefined> {
@@ -186,36 +149,32 @@ export async function insertFill(db: DbOrTrx, row: FillRow): Promise<boolean> {
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-const insertFillsSql = new MultiRowStatement(
-  "insert into fills (id, order_id, account_id, environment, market_id, outcome, side, price, size, fee, " +
-    "liquidity, cause, cause_key, created_at) values ",
-  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+/** Every column of `fills` (the type check below fails if one is missing). */
+const FILL_COLUMNS = [
+  "id",
+  "order_id",
+  "account_id",
+  "environment",
+  "market_id",
+  "outcome",
+  "side",
+  "price",
+  "size",
+  "fee",
+  "liquidity",
+  "cause",
+  "cause_key",
+  "created_at",
+] as const satisfies ReadonlyArray<keyof FillRow>;
+everyColumn<FillRow, typeof FILL_COLUMNS>(true);
+
+const insertFillsSql = prepareRows((db, rows: readonly FillRow[]) =>
+  db.insertInto("fills").values(rows.map((row) => pick(row, FILL_COLUMNS))),
 );
 
 /** Inserts the fills of a new order in one statement (a new order cannot have applied them before). */
 export async function insertNewFills(db: DbOrTrx, rows: readonly FillRow[]): Promise<void> {
-  await insertFillsSql.runInChunks(
-    db,
-    rows,
-    (r, parameters) =>
-      parameters.push(
-        r.id,
-        r.order_id,
-        r.account_id,
-        r.environment,
-        r.market_id,
-        r.outcome,
-        r.side,
-        r.price,
-        r.size,
-        r.fee,
-        r.liquidity,
-        r.cause,
-        r.cause_key,
-        r.created_at,
-      ),
-    { maxRows: 200 },
-  );
+  await insertFillsSql.runInChunks(db, rows, [], { maxRows: 200 });
 }
 
 export async function fillsOf(db: DbOrTrx, orderId: string): Promise<FillRow[]> {

@@ -1,9 +1,9 @@
 /** Balances, positions and transfers: the only SQL over those tables. */
-import type { Selectable } from "kysely";
+import type { Kysely, Selectable } from "kysely";
 import { sql } from "kysely";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
-import { Statement } from "../infra/db/prepared";
-import type { BalancesTable, PositionsTable } from "../infra/db/schema";
+import { prepare } from "../infra/db/prepared";
+import type { BalancesTable, Database, PositionsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 import type { Owner } from "./orders-repo";
 
@@ -53,15 +53,47 @@ export interface BalanceDelta {
   realizedPnl?: number;
 }
 
-const adjustBalanceSql = new Statement(
-  "update balances set available = available + ?, locked = locked + ?, deposits = deposits + ?, " +
-    "withdrawals = withdrawals + ?, fees = fees + ?, realized_pnl = realized_pnl + ?, updated_at = ? " +
-    "where account_id = ? and environment = ?",
-);
-const adjustBalanceIfSql = new Statement(
-  "update balances set available = available + ?, locked = locked + ?, deposits = deposits + ?, " +
-    "withdrawals = withdrawals + ?, fees = fees + ?, realized_pnl = realized_pnl + ?, updated_at = ? " +
-    "where account_id = ? and environment = ? and available >= ?",
+/** A balance's change: how much each amount moves, when, and whose balance it is. */
+type BalanceChange = [
+  available: number,
+  locked: number,
+  deposits: number,
+  withdrawals: number,
+  fees: number,
+  realizedPnl: number,
+  nowIso: string,
+  accountId: string,
+  environment: string,
+];
+
+/**
+ * The update a BalanceChange makes; values past it in the tuple are for the caller's own conditions.
+ */
+function adjustBalanceQuery(
+  db: Kysely<Database>,
+  [available, locked, deposits, withdrawals, fees, realizedPnl, nowIso, accountId, environment]: readonly [
+    ...BalanceChange,
+    ...unknown[],
+  ],
+) {
+  return db
+    .updateTable("balances")
+    .set((eb) => ({
+      available: eb("available", "+", available),
+      locked: eb("locked", "+", locked),
+      deposits: eb("deposits", "+", deposits),
+      withdrawals: eb("withdrawals", "+", withdrawals),
+      fees: eb("fees", "+", fees),
+      realized_pnl: eb("realized_pnl", "+", realizedPnl),
+      updated_at: nowIso,
+    }))
+    .where("account_id", "=", accountId)
+    .where("environment", "=", environment);
+}
+
+const adjustBalanceSql = prepare(adjustBalanceQuery);
+const adjustBalanceIfSql = prepare((db, change: [...BalanceChange, requireAvailable: number]) =>
+  adjustBalanceQuery(db, change).where("available", ">=", change[9]),
 );
 
 /**
@@ -75,7 +107,7 @@ export async function adjustBalance(
   nowIso: string,
   requireAvailable?: number,
 ): Promise<boolean> {
-  const parameters: unknown[] = [
+  const change: BalanceChange = [
     delta.available ?? 0,
     delta.locked ?? 0,
     delta.deposits ?? 0,
@@ -86,13 +118,21 @@ export async function adjustBalance(
     owner.accountId,
     owner.environment,
   ];
-  if (requireAvailable === undefined) return (await adjustBalanceSql.changes(db, parameters)) === 1;
-  parameters.push(requireAvailable);
-  return (await adjustBalanceIfSql.changes(db, parameters)) === 1;
+  if (requireAvailable === undefined) return (await adjustBalanceSql.changes(db, change)) === 1;
+  return (await adjustBalanceIfSql.changes(db, [...change, requireAvailable])) === 1;
 }
 
-const positionByKeySql = new Statement<PositionRow>(
-  "select * from positions where account_id = ? and environment = ? and market_id = ? and outcome = ?",
+/** A position's key: whose it is, on which market, which outcome. */
+type ByKey = [accountId: string, environment: string, marketId: string, outcome: string];
+
+const positionByKeySql = prepare((db, [accountId, environment, marketId, outcome]: ByKey) =>
+  db
+    .selectFrom("positions")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("environment", "=", environment)
+    .where("market_id", "=", marketId)
+    .where("outcome", "=", outcome),
 );
 
 export async function findPositionByKey(
@@ -104,8 +144,14 @@ export async function findPositionByKey(
   return positionByKeySql.first(db, [owner.accountId, owner.environment, marketId, outcome]);
 }
 
-const positionIdByKeySql = new Statement<{ id: string }>(
-  "select id from positions where account_id = ? and environment = ? and market_id = ? and outcome = ?",
+const positionIdByKeySql = prepare((db, [accountId, environment, marketId, outcome]: ByKey) =>
+  db
+    .selectFrom("positions")
+    .select("id")
+    .where("account_id", "=", accountId)
+    .where("environment", "=", environment)
+    .where("market_id", "=", marketId)
+    .where("outcome", "=", outcome),
 );
 
 /** The id of an owner's position on a market's outcome, if there is one. */
@@ -118,30 +164,91 @@ export async function positionIdByKey(
   return (await positionIdByKeySql.first(db, [owner.accountId, owner.environment, marketId, outcome]))?.id;
 }
 
-const addToPositionSql = new Statement<GrownPosition>(
-  "insert into positions (id, account_id, environment, market_id, outcome, size, reserved, cost_basis, " +
-    "realized_pnl, fees, status, resolution, payout, redeemable, opened_at, updated_at, closed_at, resolved_at) " +
-    "values (?, ?, ?, ?, ?, ?, 0, ?, 0, ?, 'open', null, null, 0, ?, ?, null, null) " +
-    "on conflict (account_id, environment, market_id, outcome) do update set " +
-    "size = positions.size + excluded.size, cost_basis = positions.cost_basis + excluded.cost_basis, " +
-    "fees = positions.fees + excluded.fees, status = 'open', closed_at = null, " +
-    "opened_at = case when positions.size = 0 then excluded.opened_at else positions.opened_at end, " +
-    "updated_at = excluded.updated_at returning id, size, cost_basis",
+/** What `addToPosition` adds, and when. */
+type Addition = [size: number, cost: number, fees: number, nowIso: string];
+
+const addToPositionSql = prepare(
+  (
+    db,
+    [id, accountId, environment, marketId, outcome, size, cost, fees, nowIso]: [
+      id: string,
+      ...ByKey,
+      ...Addition,
+    ],
+  ) =>
+    db
+      .insertInto("positions")
+      .values({
+        id,
+        account_id: accountId,
+        environment,
+        market_id: marketId,
+        outcome,
+        size,
+        reserved: sql.lit(0),
+        cost_basis: cost,
+        realized_pnl: sql.lit(0),
+        fees,
+        status: sql.lit("open"),
+        resolution: sql.lit(null),
+        payout: sql.lit(null),
+        redeemable: sql.lit(0),
+        unknown_cost_size: sql.lit(0),
+        opened_at: nowIso,
+        updated_at: nowIso,
+        closed_at: sql.lit(null),
+        resolved_at: sql.lit(null),
+      })
+      .onConflict((oc) =>
+        oc.columns(["account_id", "environment", "market_id", "outcome"]).doUpdateSet((eb) => ({
+          size: eb("positions.size", "+", eb.ref("excluded.size")),
+          cost_basis: eb("positions.cost_basis", "+", eb.ref("excluded.cost_basis")),
+          fees: eb("positions.fees", "+", eb.ref("excluded.fees")),
+          status: sql.lit("open"),
+          closed_at: sql.lit(null),
+          opened_at: eb
+            .case()
+            .when("positions.size", "=", sql.lit(0))
+            .then(eb.ref("excluded.opened_at"))
+            .else(eb.ref("positions.opened_at"))
+            .end(),
+          updated_at: eb.ref("excluded.updated_at"),
+        })),
+      )
+      .returning(["id", "size", "cost_basis"]),
 );
 
 /** `addToPosition` when the position exists (the usual case). */
-const growPositionSql = new Statement(
-  "update positions set size = size + ?, cost_basis = cost_basis + ?, fees = fees + ?, status = 'open', " +
-    "closed_at = null, opened_at = case when size = 0 then ? else opened_at end, updated_at = ? " +
-    "where account_id = ? and environment = ? and market_id = ? and outcome = ?",
+const growPositionSql = prepare(
+  (db, [size, cost, fees, nowIso, accountId, environment, marketId, outcome]: [...Addition, ...ByKey]) =>
+    db
+      .updateTable("positions")
+      .set((eb) => ({
+        size: eb("size", "+", size),
+        cost_basis: eb("cost_basis", "+", cost),
+        fees: eb("fees", "+", fees),
+        status: sql.lit("open"),
+        closed_at: sql.lit(null),
+        opened_at: eb.case().when("size", "=", sql.lit(0)).then(nowIso).else(eb.ref("opened_at")).end(),
+        updated_at: nowIso,
+      }))
+      .where("account_id", "=", accountId)
+      .where("environment", "=", environment)
+      .where("market_id", "=", marketId)
+      .where("outcome", "=", outcome),
 );
 
 /** What `addToPosition` reads back: the position's id, and enough to tell whether it just opened. */
 export type GrownPosition = Pick<PositionRow, "id" | "size" | "cost_basis">;
 
-const grownPositionSql = new Statement<GrownPosition>(
-  "select id, size, cost_basis from positions where account_id = ? and environment = ? and market_id = ? " +
-    "and outcome = ?",
+const grownPositionSql = prepare((db, [accountId, environment, marketId, outcome]: ByKey) =>
+  db
+    .selectFrom("positions")
+    .select(["id", "size", "cost_basis"])
+    .where("account_id", "=", accountId)
+    .where("environment", "=", environment)
+    .where("market_id", "=", marketId)
+    .where("outcome", "=", outcome),
 );
 
 /**
@@ -161,23 +268,13 @@ export async function addToPosition(
   add: { newId: string; marketId: string; outcome: string; size: number; cost: number; fees: number },
   nowIso: string,
 ): Promise<GrownPosition> {
-  const key = [owner.accountId, owner.environment, add.marketId, add.outcome];
-  if ((await growPositionSql.changes(db, [add.size, add.cost, add.fees, nowIso, nowIso, ...key])) === 1) {
+  const key: ByKey = [owner.accountId, owner.environment, add.marketId, add.outcome];
+  const addition: Addition = [add.size, add.cost, add.fees, nowIso];
+  if ((await growPositionSql.changes(db, [...addition, ...key])) === 1) {
     const grown = await grownPositionSql.first(db, key);
     if (grown) return grown;
   }
-  const row = await addToPositionSql.first(db, [
-    add.newId,
-    owner.accountId,
-    owner.environment,
-    add.marketId,
-    add.outcome,
-    add.size,
-    add.cost,
-    add.fees,
-    nowIso,
-    nowIso,
-  ]);
+  const row = await addToPositionSql.first(db, [add.newId, ...key, ...addition]);
   if (!row) throw new Error("position upsert returned no row");
   return row;
 }
@@ -201,9 +298,17 @@ export async function updatePosition(db: DbOrTrx, id: string, changes: Partial<P
   await db.updateTable("positions").set(changes).where("id", "=", id).execute();
 }
 
-const reserveByKeySql = new Statement<PositionRow>(
-  "update positions set reserved = reserved + ?, updated_at = ? where account_id = ? and environment = ? " +
-    "and market_id = ? and outcome = ? and size - reserved >= ? returning *",
+const reserveByKeySql = prepare(
+  (db, [size, nowIso, accountId, environment, marketId, outcome]: [size: number, nowIso: string, ...ByKey]) =>
+    db
+      .updateTable("positions")
+      .set((eb) => ({ reserved: eb("reserved", "+", size), updated_at: nowIso }))
+      .where("account_id", "=", accountId)
+      .where("environment", "=", environment)
+      .where("market_id", "=", marketId)
+      .where("outcome", "=", outcome)
+      .where((eb) => eb(eb("size", "-", eb.ref("reserved")), ">=", size))
+      .returningAll(),
 );
 
 /**
@@ -219,15 +324,7 @@ export async function reserveByKey(
   size: number,
   nowIso: string,
 ): Promise<PositionRow | undefined> {
-  return reserveByKeySql.first(db, [
-    size,
-    nowIso,
-    owner.accountId,
-    owner.environment,
-    marketId,
-    outcome,
-    size,
-  ]);
+  return reserveByKeySql.first(db, [size, nowIso, owner.accountId, owner.environment, marketId, outcome]);
 }
 
 /** Promises `size` held contracts to a sell order, if that many are not promised already. */

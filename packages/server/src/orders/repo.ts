@@ -4,27 +4,79 @@
  */
 import type { Selectable } from "kysely";
 import type { Owner } from "../access/owner";
-import { Statement } from "../infra/db/prepared";
+import { prepare } from "../infra/db/prepared";
 import type { IdempotencyKeysTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 
-const idempotencyKeySql = new Statement<IdempotencyKeyRow>(
-  'select * from idempotency_keys where account_id = ? and environment = ? and "key" = ?',
+/** A key: whose it is, and the key itself. */
+type KeyOf = [accountId: string, environment: string, key: string];
+
+const idempotencyKeySql = prepare((db, [accountId, environment, key]: KeyOf) =>
+  db
+    .selectFrom("idempotency_keys")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("environment", "=", environment)
+    .where("key", "=", key),
 );
-const claimIdempotencyKeySql = new Statement(
-  'insert into idempotency_keys (account_id, environment, "key", request_hash, status_code, response, ' +
-    'created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (account_id, environment, "key") do update ' +
-    "set request_hash = excluded.request_hash, status_code = excluded.status_code, response = excluded.response, " +
-    "created_at = excluded.created_at, expires_at = excluded.expires_at " +
-    "where idempotency_keys.expires_at <= excluded.created_at",
+
+const claimIdempotencyKeySql = prepare(
+  (
+    db,
+    [accountId, environment, key, requestHash, statusCode, response, createdAt, expiresAt]: [
+      ...KeyOf,
+      requestHash: string,
+      statusCode: number,
+      response: string,
+      createdAt: string,
+      expiresAt: string,
+    ],
+  ) =>
+    db
+      .insertInto("idempotency_keys")
+      .values({
+        account_id: accountId,
+        environment,
+        key,
+        request_hash: requestHash,
+        status_code: statusCode,
+        response,
+        created_at: createdAt,
+        expires_at: expiresAt,
+      })
+      .onConflict((oc) =>
+        oc
+          .columns(["account_id", "environment", "key"])
+          .doUpdateSet((eb) => ({
+            request_hash: eb.ref("excluded.request_hash"),
+            status_code: eb.ref("excluded.status_code"),
+            response: eb.ref("excluded.response"),
+            created_at: eb.ref("excluded.created_at"),
+            expires_at: eb.ref("excluded.expires_at"),
+          }))
+          // Only a key whose 24 hours are over is taken over.
+          .where((eb) => eb("idempotency_keys.expires_at", "<=", eb.ref("excluded.created_at"))),
+      ),
 );
-const keepIdempotentResponseSql = new Statement(
-  'update idempotency_keys set response = ? where account_id = ? and environment = ? and "key" = ?',
+
+const keepIdempotentResponseSql = prepare(
+  (db, [response, accountId, environment, key]: [response: string, ...KeyOf]) =>
+    db
+      .updateTable("idempotency_keys")
+      .set({ response })
+      .where("account_id", "=", accountId)
+      .where("environment", "=", environment)
+      .where("key", "=", key),
 );
-const deleteIdempotencyKeySql = new Statement(
-  'delete from idempotency_keys where account_id = ? and environment = ? and "key" = ?',
+
+const deleteIdempotencyKeySql = prepare((db, [accountId, environment, key]: KeyOf) =>
+  db
+    .deleteFrom("idempotency_keys")
+    .where("account_id", "=", accountId)
+    .where("environment", "=", environment)
+    .where("key", "=", key),
 );
 
 export async function findIdempotencyKey(

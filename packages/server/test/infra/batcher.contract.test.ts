@@ -7,12 +7,14 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TransactionBatcher } from "../../src/infra/db/batcher";
-import { Statement } from "../../src/infra/db/prepared";
+import { prepare } from "../../src/infra/db/prepared";
 import type { Trx } from "../../src/infra/db/store";
 import { STORE_BACKENDS } from "../support/backends";
 import { openTestStore, type TestStore } from "../support/store";
 
-const insert = new Statement("insert into batch_probe (n, label) values (?, ?)");
+const insert = prepare(
+  (_db, [n, label]: [number, string]) => sql`insert into batch_probe (n, label) values (${n}, ${label})`,
+);
 
 describe.each(STORE_BACKENDS)("the transaction batcher on %s", (backend) => {
   let opened: TestStore;

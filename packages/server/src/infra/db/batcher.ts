@@ -10,18 +10,20 @@
  * - With `rerunnable` (units whose only effects are in the transaction: no memory, no network), a
  *   batch first runs without savepoints. If a unit throws, the whole transaction rolls back and the
  *   batch runs again the default way, so the unit that failed is the only one left out. Savepoints
- *   are not free (SQLite copies every page a savepoint first changes: about 6 µs of a 47 µs order
- *   placement), and failures are rare, so this is cheaper on average. After a failure the next
+ *   are not free (SQLite copies every page a savepoint first changes, a real share of an order
+ *   placement's work), and failures are rare, so this is cheaper on average. After a failure the next
  *   few batches use savepoints straight away: a caller that keeps failing does not make every
  *   batch run twice.
  * - A batch of one unit needs no savepoint either way: its transaction is its own.
  */
-import { inTransaction, Statement } from "./prepared";
+import { sql } from "kysely";
+import { inTransaction, prepare } from "./prepared";
 import type { Db, Trx } from "./store";
 
-const SAVEPOINT = new Statement("savepoint unit");
-const RELEASE = new Statement("release savepoint unit");
-const ROLLBACK = new Statement("rollback to savepoint unit");
+// Prepared: on SQLite they run straight on the transaction's connection (infra/db/prepared.ts).
+const SAVEPOINT = prepare(() => sql`savepoint unit`);
+const RELEASE = prepare(() => sql`release savepoint unit`);
+const ROLLBACK = prepare(() => sql`rollback to savepoint unit`);
 
 /** Batches that use savepoints from the start after a rerunnable batch had a failing unit. */
 const CAUTIOUS_BATCHES = 8;

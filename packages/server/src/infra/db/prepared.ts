@@ -1,17 +1,36 @@
 /**
- * Hot-path statements as fixed SQL text: written once with `?` placeholders (numbered `$1…` for
- * PostgreSQL), every value bound as a parameter. Building and compiling a query through the query
- * builder costs more than running a small statement on SQLite; a fixed text skips that. Only for
- * statements whose shape never changes; everything else uses the builder.
+ * Prepared statements: a query written with the query builder, compiled once per dialect and then
+ * run many times with new values.
  *
- * Inside a transaction opened with `inTransaction` on SQLite, a Statement runs directly on the
+ * `prepare((db, p: Params) => query)` takes a function that builds the query from a parameters
+ * object `p`. It is called once per dialect (on the first run there), with `p` standing in for
+ * every run's values: reading `p.x` (or `p[0]` of a tuple) gives a placeholder that the query
+ * builder binds as it would a value. The compiled query's parameters then say, in the SQL's own
+ * order, which value of a run goes where; values that are not placeholders (a constant status, a
+ * 0) are kept as they are. So the builder types the query and its parameters, writes the SQL and
+ * orders the parameters; a run only binds values. Since the function runs once, the query's shape
+ * must not depend on the values (there are none at that point).
+ *
+ * Inside a transaction opened with `inTransaction` on SQLite, a statement runs directly on the
  * connection that transaction holds (SQLite has exactly one, and the transaction keeps it until it
- * ends), skipping the query executor's per-statement promise chain: the same statement in the same
- * transaction, several microseconds cheaper. Anywhere else (the store itself, other transactions,
- * PostgreSQL) it goes through Kysely as any query does.
+ * ends), as a better-sqlite3 statement prepared once, skipping the query executor's per-statement
+ * promise chain. Anywhere else (the store itself, other transactions, PostgreSQL) the compiled query
+ * goes through Kysely's executor as any query does.
  */
 import type BetterSqlite3 from "better-sqlite3";
-import { CompiledQuery, type QueryResult, sql } from "kysely";
+import {
+  type Compilable,
+  CompiledQuery,
+  createQueryId,
+  type DeleteResult,
+  type InsertResult,
+  type Kysely,
+  type QueryResult,
+  type RawBuilder,
+  sql,
+  type UpdateResult,
+} from "kysely";
+import type { Database } from "./schema";
 import type { Db, DbOrTrx, Dialect, Trx } from "./store";
 
 const dialects = new WeakMap<object, Dialect>();
@@ -26,7 +45,7 @@ export function registerSqliteConnection(db: Db, connection: BetterSqlite3.Datab
 
 /**
  * Runs `work` in a transaction of `db` (committed when it resolves, rolled back when it throws), in
- * which Statements run straight on SQLite's connection.
+ * which prepared statements run straight on SQLite's connection.
  */
 export function inTransaction<T>(db: Db, work: (trx: Trx) => Promise<T>): Promise<T> {
   const connection = connections.get(db);
@@ -53,72 +72,356 @@ export function dialectOf(db: DbOrTrx): Dialect {
   return dialect;
 }
 
+// --- placeholders --------------------------------------------------------------------------------
+
+/** Where a placeholder's value comes from: `SHARED` (the parameters object) or a row's index. */
+const SHARED = -1;
+
+/** More parameters than any statement binds (a guard for destructuring, see below). */
+const MAX_PARAMETERS = 10_000;
+
+/** Stands for one run-time value while the query is built and compiled. */
+class Placeholder {
+  constructor(
+    readonly source: number,
+    readonly key: string | number,
+  ) {
+    Object.freeze(this);
+  }
+
+  // Using a placeholder as a value in JavaScript (arithmetic, a template string) would build a
+  // query that is not the one meant: say so while building, not with wrong SQL.
+  [Symbol.toPrimitive](): never {
+    throw new Error(`placeholder ${String(this.key)} used as a value while building a prepared statement`);
+  }
+}
+
+/** A stand-in for a parameters object or tuple: any property read is a placeholder. */
+function placeholders(source: number): object {
+  const made = new Map<string, Placeholder>();
+  const at = (key: string): Placeholder => {
+    let placeholder = made.get(key);
+    if (!placeholder) {
+      placeholder = new Placeholder(source, /^(0|[1-9]\d*)$/.test(key) ? Number(key) : key);
+      made.set(key, placeholder);
+    }
+    return placeholder;
+  };
+  return new Proxy(
+    {},
+    {
+      get(_target, key) {
+        // Destructuring a tuple (`[a, b]`) iterates it. Its length is unknown here, so a rest
+        // element (`[a, ...rest]`) would never end: stop it with an error that says why.
+        if (key === Symbol.iterator) {
+          return function* () {
+            for (let i = 0; i < MAX_PARAMETERS; i++) yield at(String(i));
+            throw new Error("prepared statement parameters: name each element, no `...rest` pattern");
+          };
+        }
+        return typeof key === "string" ? at(key) : undefined;
+      },
+    },
+  );
+}
+
+/** The properties `keys` of `row`, in that order (of placeholders, to insert a row's columns). */
+export function pick<T extends object, K extends keyof T>(row: T, keys: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const key of keys) picked[key] = row[key];
+  return picked;
+}
+
+/**
+ * Checks at compile time that `Listed` names every key of `Row`: `everyColumn<Row, typeof LIST>(true)`
+ * is a type error naming the missing ones otherwise.
+ */
+export function everyColumn<Row, Listed extends ReadonlyArray<keyof Row>>(
+  _complete: [Exclude<keyof Row, Listed[number]>] extends [never]
+    ? true
+    : { missing: Exclude<keyof Row, Listed[number]> },
+): void {}
+
+// --- compiled statements -------------------------------------------------------------------------
+
+/** What a statement's result rows are: none for an insert, update or delete without RETURNING. */
+export type RowOf<R> = R extends InsertResult | UpdateResult | DeleteResult ? never : R;
+
+type Query<R> = Compilable<R> | RawBuilder<R>;
+
+function compileQuery(query: Query<unknown>, db: DbOrTrx): CompiledQuery {
+  // A `sql` template compiles against an executor; a query builder already has its own.
+  return "isRawBuilder" in query ? query.compile(db) : query.compile();
+}
+
+/** Makes a run's values, in the SQL's order, from its parameters (`shared`) and rows. */
+type Binder = (shared: unknown, rows: readonly unknown[] | undefined, first: number) => readonly unknown[];
+
+/**
+ * A binder for one compiled query, written out as a function of its own: each value is read with
+ * a property access of its own, which V8 caches for the one shape that statement's parameters
+ * have. A generic loop reading `values[key]` for every statement goes through V8's slow
+ * (megamorphic) lookups instead. Keys are emitted as JSON string literals; constants are passed in.
+ */
+function binderFor(parameters: readonly unknown[]): Binder {
+  const rowsUsed = new Set<number>();
+  const constants: unknown[] = [];
+  const values = parameters.map((parameter, i) => {
+    if (!(parameter instanceof Placeholder)) {
+      constants[i] = parameter;
+      return `constants[${i}]`;
+    }
+    const key = typeof parameter.key === "number" ? String(parameter.key) : JSON.stringify(parameter.key);
+    if (parameter.source === SHARED) return `shared[${key}]`;
+    rowsUsed.add(parameter.source);
+    return `row${parameter.source}[${key}]`;
+  });
+  const rows = [...rowsUsed].map((row) => `const row${row} = rows[first + ${row}];`).join("\n");
+  const make = new Function(
+    "constants",
+    `return (shared, rows, first) => {\n${rows}\nreturn [${values.join(", ")}];\n};`,
+  );
+  return make(constants) as Binder;
+}
+
+/** A query compiled for one dialect, with the binder of its parameters. */
+class Compiled {
+  readonly sql: string;
+  readonly query: CompiledQuery["query"];
+  readonly #count: number;
+  /** The run's values are the parameters as they are (a tuple in the SQL's order, no constants). */
+  readonly #asGiven: boolean;
+  readonly #parameters: readonly unknown[];
+  /** Made on the first run that needs it (a statement whose values are passed as given never does). */
+  #binder: Binder | undefined;
+  /** SQLite: the statement prepared on the connection it last ran on (there is one per store). */
+  #prepared: { connection: BetterSqlite3.Database; statement: BetterSqlite3.Statement } | undefined;
+
+  constructor(compiled: CompiledQuery) {
+    this.sql = compiled.sql;
+    this.query = compiled.query;
+    this.#count = compiled.parameters.length;
+    this.#asGiven = compiled.parameters.every(
+      (parameter, i) =>
+        parameter instanceof Placeholder && parameter.source === SHARED && parameter.key === i,
+    );
+    this.#parameters = compiled.parameters;
+  }
+
+  /** The values of a run, in the SQL's order: from `shared`, or from `rows` starting at `first`. */
+  bind(shared: unknown, rows?: readonly unknown[], first = 0): readonly unknown[] {
+    if (this.#asGiven && Array.isArray(shared) && shared.length === this.#count) return shared;
+    this.#binder ??= binderFor(this.#parameters);
+    return this.#binder(shared, rows, first);
+  }
+
+  /** The statement prepared on `connection`. */
+  on(connection: BetterSqlite3.Database): BetterSqlite3.Statement {
+    if (this.#prepared?.connection !== connection) {
+      this.#prepared = { connection, statement: connection.prepare(this.sql) };
+    }
+    return this.#prepared.statement;
+  }
+
+  execute<Row>(db: DbOrTrx, values: readonly unknown[]): Promise<QueryResult<Row>> {
+    return db.executeQuery<Row>({
+      query: this.query,
+      queryId: createQueryId(),
+      sql: this.sql,
+      parameters: values,
+    });
+  }
+}
+
+/** The SQLite connection to run on directly: only in a transaction opened with `inTransaction`. */
+function directConnection(db: DbOrTrx): BetterSqlite3.Database | undefined {
+  return db.isTransaction ? connections.get(db) : undefined;
+}
+
+/** Compiles `build`'s query for a dialect on first use there. */
+class PerDialect {
+  #sqlite: Compiled | undefined;
+  #postgres: Compiled | undefined;
+
+  constructor(private readonly build: (db: Kysely<Database>) => Query<unknown>) {}
+
+  for(db: DbOrTrx, dialect: Dialect): Compiled {
+    if (dialect === "sqlite") {
+      this.#sqlite ??= new Compiled(compileQuery(this.build(db), db));
+      return this.#sqlite;
+    }
+    this.#postgres ??= new Compiled(compileQuery(this.build(db), db));
+    return this.#postgres;
+  }
+}
+
+export class PreparedStatement<P, Row> {
+  readonly #compiled: PerDialect;
+
+  constructor(build: (db: Kysely<Database>, parameters: P) => Query<unknown>) {
+    this.#compiled = new PerDialect((db) => build(db, placeholders(SHARED) as P));
+  }
+
+  /** The SQL text on a dialect (tests, plans). */
+  sqlFor(db: DbOrTrx): string {
+    return this.#compiled.for(db, dialectOf(db)).sql;
+  }
+
+  run(db: DbOrTrx, parameters: P): Promise<QueryResult<Row>> {
+    try {
+      const connection = directConnection(db);
+      if (connection)
+        return Promise.resolve(runDirect<Row>(this.#compiled.for(db, "sqlite"), connection, parameters));
+      const compiled = this.#compiled.for(db, dialectOf(db));
+      return compiled.execute<Row>(db, compiled.bind(parameters));
+    } catch (error) {
+      // Compiling (on a first run) or SQLite's direct run threw: the caller awaits a rejection.
+      return Promise.reject(error);
+    }
+  }
+
+  /** Rows changed (insert, update, delete without RETURNING). */
+  async changes(db: DbOrTrx, parameters: P): Promise<number> {
+    const connection = directConnection(db);
+    if (connection) {
+      const compiled = this.#compiled.for(db, "sqlite");
+      const statement = compiled.on(connection);
+      if (!statement.reader) return statement.run(compiled.bind(parameters)).changes;
+    }
+    return Number((await this.run(db, parameters)).numAffectedRows ?? 0);
+  }
+
+  async first(db: DbOrTrx, parameters: P): Promise<Row | undefined> {
+    const connection = directConnection(db);
+    if (connection) {
+      const compiled = this.#compiled.for(db, "sqlite");
+      const statement = compiled.on(connection);
+      // A reader's first row without building the array of all of them.
+      if (statement.reader) return statement.get(compiled.bind(parameters)) as Row | undefined;
+    }
+    return (await this.run(db, parameters)).rows[0];
+  }
+}
+
+function runDirect<Row>(
+  compiled: Compiled,
+  connection: BetterSqlite3.Database,
+  parameters: unknown,
+  rows?: readonly unknown[],
+  first?: number,
+): QueryResult<Row> {
+  const statement = compiled.on(connection);
+  const values = compiled.bind(parameters, rows, first);
+  if (statement.reader) return { rows: statement.all(values) as Row[] };
+  return { numAffectedRows: BigInt(statement.run(values).changes), rows: [] };
+}
+
+/**
+ * A prepared statement: `build` makes the query from placeholders for `P` (a record or a tuple) and
+ * is called once per dialect. Runs take `P`'s values.
+ */
+export function prepare<P extends object = [], R = unknown>(
+  build: (db: Kysely<Database>, parameters: P) => Query<R>,
+): PreparedStatement<P, RowOf<R>> {
+  return new PreparedStatement<P, RowOf<R>>(build);
+}
+
+// --- many rows per statement ---------------------------------------------------------------------
+
+/**
+ * A statement over many rows (a multi-row insert, an update of a list of keys): `build` makes the
+ * query for a given number of rows, each row's values from placeholders for `Row`, and values that
+ * are the same for every row from placeholders for `Shared`. One compiled statement per row count
+ * (kept, since the counts a caller uses are few).
+ */
+export class PreparedRows<Row, Shared> {
+  readonly #byCount = new Map<number, PerDialect>();
+
+  constructor(
+    private readonly build: (db: Kysely<Database>, rows: readonly Row[], shared: Shared) => Query<unknown>,
+    private readonly maxKept = 64,
+  ) {}
+
+  #forRows(count: number): PerDialect {
+    let statement = this.#byCount.get(count);
+    if (!statement) {
+      statement = new PerDialect((db) =>
+        this.build(
+          db,
+          Array.from({ length: count }, (_, i) => placeholders(i) as Row),
+          placeholders(SHARED) as Shared,
+        ),
+      );
+      if (this.#byCount.size >= this.maxKept) this.#byCount.clear();
+      this.#byCount.set(count, statement);
+    }
+    return statement;
+  }
+
+  /** The SQL text for `count` rows on a dialect (tests). */
+  sqlFor(db: DbOrTrx, count: number): string {
+    return this.#forRows(count).for(db, dialectOf(db)).sql;
+  }
+
+  /** Runs the statement over `rows[first…first+count)` in one statement. */
+  run(db: DbOrTrx, rows: readonly Row[], shared: Shared, first = 0, count = rows.length - first) {
+    try {
+      const statements = this.#forRows(count);
+      const connection = directConnection(db);
+      if (connection) {
+        return Promise.resolve(
+          runDirect<never>(statements.for(db, "sqlite"), connection, shared, rows, first),
+        );
+      }
+      const compiled = statements.for(db, dialectOf(db));
+      return compiled.execute<never>(db, compiled.bind(shared, rows, first));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * Runs the statement over `rows`, at most `maxRows` per statement (keeping the bound parameters
+   * far below SQLite's and PostgreSQL's limits). Returns the rows changed.
+   */
+  async runInChunks(
+    db: DbOrTrx,
+    rows: readonly Row[],
+    shared: Shared,
+    options: { maxRows: number },
+  ): Promise<number> {
+    let changed = 0;
+    for (let start = 0; start < rows.length; start += options.maxRows) {
+      const count = Math.min(rows.length - start, options.maxRows);
+      changed += Number((await this.run(db, rows, shared, start, count)).numAffectedRows ?? 0);
+    }
+    return changed;
+  }
+}
+
+/** A statement over many rows; see PreparedRows. */
+export function prepareRows<Row extends object, Shared extends object = []>(
+  build: (db: Kysely<Database>, rows: readonly Row[], shared: Shared) => Query<unknown>,
+  options: { maxKept?: number } = {},
+): PreparedRows<Row, Shared> {
+  return new PreparedRows(build, options.maxKept);
+}
+
+// --- fixed SQL text ------------------------------------------------------------------------------
+
 /** `?` placeholders numbered for PostgreSQL. The text must not contain a literal `?`. */
 function numbered(text: string): string {
   let n = 0;
   return text.replace(/\?/g, () => `$${++n}`);
 }
 
-export class Statement<Row = never> {
-  readonly #sqlite: string;
-  readonly #postgres: string;
-  /** The statement prepared on a SQLite connection (there is one per store). */
-  #prepared: { connection: BetterSqlite3.Database; statement: BetterSqlite3.Statement } | undefined;
-
-  constructor(text: string) {
-    this.#sqlite = text;
-    this.#postgres = numbered(text);
-  }
-
-  run(db: DbOrTrx, parameters: readonly unknown[]): Promise<QueryResult<Row>> {
-    const statement = this.#direct(db);
-    if (statement) {
-      try {
-        if (statement.reader) return Promise.resolve({ rows: statement.all(parameters) as Row[] });
-        const { changes } = statement.run(parameters);
-        return Promise.resolve({ numAffectedRows: BigInt(changes), rows: [] });
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
-    const text = dialectOf(db) === "postgres" ? this.#postgres : this.#sqlite;
-    return db.executeQuery(CompiledQuery.raw(text, parameters as unknown[])) as Promise<QueryResult<Row>>;
-  }
-
-  /**
-   * The statement prepared on SQLite's connection when `db` is a transaction opened with
-   * `inTransaction` there (run it directly); undefined anywhere else (go through Kysely).
-   */
-  #direct(db: DbOrTrx): BetterSqlite3.Statement | undefined {
-    const connection = db.isTransaction ? connections.get(db) : undefined;
-    if (!connection) return undefined;
-    if (this.#prepared?.connection !== connection) {
-      this.#prepared = { connection, statement: connection.prepare(this.#sqlite) };
-    }
-    return this.#prepared.statement;
-  }
-
-  /** Rows changed (insert, update, delete without RETURNING). */
-  async changes(db: DbOrTrx, parameters: readonly unknown[]): Promise<number> {
-    const statement = this.#direct(db);
-    if (statement && !statement.reader) return statement.run(parameters).changes;
-    return Number((await this.run(db, parameters)).numAffectedRows ?? 0);
-  }
-
-  async first(db: DbOrTrx, parameters: readonly unknown[]): Promise<Row | undefined> {
-    const statement = this.#direct(db);
-    // A reader's first row without building the array of all of them.
-    if (statement?.reader) return statement.get(parameters) as Row | undefined;
-    return (await this.run(db, parameters)).rows[0];
-  }
-}
-
 /**
- * A multi-row statement: `head` + `template` repeated per row + `tail`, one Statement per row count
- * (kept, since the counts a caller uses are few).
+ * A multi-row statement written as SQL text: `head` + `template` repeated per row + `tail`, `?`
+ * placeholders bound in order. Kept for webhooks/repo.ts's bulk statements, its last user, until
+ * they are written with `prepareRows`.
  */
-export class MultiRowStatement<Row = never> {
-  readonly #byCount = new Map<number, Statement<Row>>();
+export class MultiRowStatement {
+  readonly #byCount = new Map<number, PerDialect>();
 
   constructor(
     private readonly head: string,
@@ -128,9 +431,8 @@ export class MultiRowStatement<Row = never> {
   ) {}
 
   /**
-   * Runs the statement over `rows`, at most `maxRows` per statement (keeping the bound parameters
-   * far below SQLite's and PostgreSQL's limits): `bind` appends one row's values, after `leading`
-   * (values that come before the rows in the text). Returns the rows changed.
+   * Runs the statement over `rows`, at most `maxRows` per statement: `bind` appends one row's
+   * values, after `leading` (values that come before the rows in the text). Returns the rows changed.
    */
   async runInChunks<T>(
     db: DbOrTrx,
@@ -143,19 +445,27 @@ export class MultiRowStatement<Row = never> {
       const end = Math.min(rows.length, start + options.maxRows);
       const parameters: unknown[] = options.leading ? [...options.leading] : [];
       for (let i = start; i < end; i++) bind(rows[i]!, parameters);
-      changed += await this.forRows(end - start).changes(db, parameters);
+      const connection = directConnection(db);
+      const compiled = this.#forRows(end - start).for(db, connection ? "sqlite" : dialectOf(db));
+      const result = connection
+        ? runDirect<never>(compiled, connection, parameters)
+        : await compiled.execute<never>(db, parameters);
+      changed += Number(result.numAffectedRows ?? 0);
     }
     return changed;
   }
 
-  forRows(rows: number): Statement<Row> {
-    let statement = this.#byCount.get(rows);
+  #forRows(count: number): PerDialect {
+    let statement = this.#byCount.get(count);
     if (!statement) {
-      statement = new Statement<Row>(
-        `${this.head}${Array.from({ length: rows }, () => this.template).join(", ")}${this.tail}`,
-      );
+      const text = `${this.head}${Array.from({ length: count }, () => this.template).join(", ")}${this.tail}`;
+      // The text's `?` are bound in order: as many placeholders, each the run's value at its index.
+      const parameters = Array.from(text.matchAll(/\?/g), (_, i) => new Placeholder(SHARED, i));
+      statement = new PerDialect((db) => ({
+        compile: () => CompiledQuery.raw(dialectOf(db) === "postgres" ? numbered(text) : text, parameters),
+      }));
       if (this.#byCount.size >= this.maxKept) this.#byCount.clear();
-      this.#byCount.set(rows, statement);
+      this.#byCount.set(count, statement);
     }
     return statement;
   }
