@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { OrderRow } from "../../src/ledger/orders-repo";
-import { sameShape } from "../../src/orders/live";
+import { sameShape } from "../../src/orders/live-poller";
 
 const row = (outcome: string, side: string, price: number) =>
   ({ market_id: "kalshi:T", outcome, side, price, amount: 5_000_000 }) as OrderRow;

@@ -12,6 +12,7 @@ import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polym
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock, systemClock } from "../../src/infra/clock";
+import { silentLogger } from "../../src/infra/log";
 import { liveOrderGroups } from "../../src/ledger/orders-repo";
 import { createKalshiVenue } from "../../src/venues/kalshi/adapter";
 import type { VenueId } from "../../src/venues/model";
@@ -20,8 +21,6 @@ import type { Venue, VenueCredentials } from "../../src/venues/venue";
 import { bearer, createKey, createTestApp, expectError, signup, type TestApp } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
 import { eventsOfType, get, place, placed } from "./setup";
-
-const quiet = { info() {}, warn() {} };
 
 describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
   let polymarket: PolymarketFake;
@@ -42,7 +41,7 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
           dataUrl: polymarket.dataUrl,
           wsUrl: polymarket.wsUrl,
           clock: systemClock,
-          log: quiet,
+          log: silentLogger,
           http,
         }),
       ],
@@ -52,7 +51,7 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
           apiUrl: kalshi.apiUrl,
           wsUrl: kalshi.wsUrl,
           clock: systemClock,
-          log: quiet,
+          log: silentLogger,
           http,
         }),
       ],
@@ -486,7 +485,7 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
         apiUrl: kalshi.apiUrl,
         wsUrl: kalshi.wsUrl,
         clock: systemClock,
-        log: quiet,
+        log: silentLogger,
       });
       venues.set("kalshi", venue);
       const read = venue.getOrder.bind(venue);
