@@ -15,7 +15,7 @@ import { authPlugin } from "./apikeys/auth-plugin";
 import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
 import { catalogRoutes } from "./catalog/routes";
-import { type CatalogLogger, CatalogService } from "./catalog/service";
+import { CatalogService } from "./catalog/service";
 import { credentialRoutes } from "./credentials/routes";
 import { CredentialsService } from "./credentials/service";
 import { Outbox } from "./events/outbox";
@@ -25,6 +25,7 @@ import { lazyChildLoggerFactory } from "./http/lazy-logger";
 import { plumbing, serverOptions } from "./http/plumbing";
 import { parseQuerystring } from "./http/querystring";
 import { newId } from "./infra/ids";
+import { type Logger, silentLogger } from "./infra/log";
 import { liveOpenOrderCount } from "./ledger/orders-repo";
 import { Matcher } from "./matching/matcher";
 import { matchingRoutes } from "./matching/routes";
@@ -104,14 +105,13 @@ export interface ServiceOptions {
   webhooks?: Partial<DispatcherOptions>;
   /** The venue adapters to use (built from config by `venues/registry.ts` in production). */
   venues?: ReadonlyMap<VenueId, MarketDataVenue>;
-  log?: CatalogLogger;
+  log?: Logger;
   /** The matcher the matching service feeds (tests inject fakes); a new Matcher by default. */
   matcher?: MatcherLike;
 }
 
-const silentLog: CatalogLogger = { info() {}, warn() {}, error() {} };
-
 export function createServices(runtime: Runtime, options: ServiceOptions = {}): Services {
+  const log = options.log ?? silentLogger;
   const accounts = new AccountsService(runtime.store.db, runtime.clock, runtime.config);
   const apiKeys = new ApiKeysService(
     runtime.store.db,
@@ -120,74 +120,44 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.clock,
     runtime.bus,
     accounts,
+    log,
   );
   const outbox = new Outbox(runtime.store.dialect, runtime.clock);
   const venues = options.venues ?? new Map<VenueId, MarketDataVenue>();
-  const catalog = new CatalogService(
-    runtime.store.db,
-    venues,
-    runtime.clock,
-    runtime.bus,
-    options.log ?? silentLog,
-    {
-      intervalSeconds: runtime.config.catalogSyncIntervalSeconds,
-    },
-  );
-  const live = new LiveMarkets(runtime.store.db, venues, catalog, runtime.clock, options.log ?? silentLog, {
+  const catalog = new CatalogService(runtime.store.db, venues, runtime.clock, runtime.bus, log, {
+    intervalSeconds: runtime.config.catalogSyncIntervalSeconds,
+  });
+  const live = new LiveMarkets(runtime.store.db, venues, catalog, runtime.clock, log, {
     maxMarketsPerVenue: runtime.config.feedMaxMarketsPerVenue,
     flushIntervalMs: 2_000,
   });
-  const alerts = new AlertsService(
-    runtime.store.db,
-    outbox,
-    live,
-    runtime.clock,
-    runtime.bus,
-    options.log ?? silentLog,
-    { reloadIntervalMs: 60_000, dialect: runtime.store.dialect },
-  );
+  const alerts = new AlertsService(runtime.store.db, outbox, live, runtime.clock, runtime.bus, log, {
+    reloadIntervalMs: 60_000,
+    dialect: runtime.store.dialect,
+  });
   live.onQuote((quote) => alerts.onQuote(quote));
-  const prices = new PricesService(
-    runtime.store.db,
-    live,
-    venues,
-    runtime.clock,
-    runtime.bus,
-    options.log ?? silentLog,
-  );
+  const prices = new PricesService(runtime.store.db, live, venues, runtime.clock, runtime.bus, log);
   // Market summaries first, then the feed: a feed's first quotes must find their market (its venue
   // 24 h volume) or they go out on the bus with crossbook's own partial count.
   catalog.onSynced((venue) => prices.reload(venue));
   catalog.onSynced((venue) => live.refresh(venue));
-  const candles = new CandleBuilder(runtime.store.db, options.log ?? silentLog, { flushIntervalMs: 5_000 });
+  const candles = new CandleBuilder(runtime.store.db, log, { flushIntervalMs: 5_000 });
   live.onQuote((quote, cause) => candles.onQuote(quote, cause));
-  const history = new PriceHistoryService(
-    runtime.store.db,
-    venues,
-    candles,
-    runtime.clock,
-    options.log ?? silentLog,
-  );
+  const history = new PriceHistoryService(runtime.store.db, venues, candles, runtime.clock, log);
   const credentials = new CredentialsService(
     runtime.store.db,
     runtime.secretBox,
     runtime.clock,
     (accountId, venue) => liveOpenOrderCount(runtime.store.db, accountId, venue),
   );
-  const exchange = new SandboxExchange(
-    runtime.store.db,
-    outbox,
-    live,
-    runtime.clock,
-    options.log ?? silentLog,
-  );
+  const exchange = new SandboxExchange(runtime.store.db, outbox, live, runtime.clock, log);
   const sandbox = new SandboxAccounts(runtime.store.db, outbox, exchange, runtime.clock);
   const book = (market: TradableMarket) => prices.orderBook(market);
   const holdings = new VenueHoldings({
     venues,
     credentials,
     clock: runtime.clock,
-    log: options.log ?? silentLog,
+    log: log,
     maxAgeMs: runtime.config.venuePositionsMaxAgeSeconds * 1000,
   });
   // Live keys' orders go to the venues with the account's linked credentials (orders/live.ts).
@@ -197,7 +167,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     clock: runtime.clock,
     venues,
     credentials,
-    log: options.log ?? silentLog,
+    log: log,
     holdings,
     book,
   });
@@ -227,9 +197,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     if (event.kind === "status" && event.status !== "open") {
       void orders
         .settleMarket(event.marketId, { status: event.status, resolution: event.resolution })
-        .catch((error) =>
-          (options.log ?? silentLog).warn({ error: String(error) }, "could not settle a market"),
-        );
+        .catch((error) => log.warn({ err: error, market_id: event.marketId }, "could not settle a market"));
     }
   });
   catalog.onSynced(() => orders.settleFromCatalog());
@@ -248,7 +216,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     outbox,
     runtime.secretBox,
     runtime.clock,
-    options.log ?? silentLog,
+    log,
     {
       concurrency: runtime.config.webhookConcurrency,
       accountConcurrency: runtime.config.webhookAccountConcurrency,
@@ -272,13 +240,13 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     dialect: runtime.store.dialect,
     outbox,
     clock: runtime.clock,
-    log: options.log ?? silentLog,
+    log: log,
     matcher: options.matcher ?? new Matcher(),
     priceMicros: (marketId) => prices.priceMicros(marketId),
   });
   // New and changed markets are matched after each sync, in the background (the sync does not wait).
   if (runtime.config.matchingEnabled) catalog.onSynced(() => void matching.refresh());
-  const compare = new CompareService(runtime.store.db, prices, matching, options.log ?? silentLog, {
+  const compare = new CompareService(runtime.store.db, prices, matching, log, {
     minContracts: runtime.config.arbitrageMinContracts,
   });
   return {
@@ -320,7 +288,7 @@ export interface LifecycleJob {
 }
 
 /** A timer that runs `work` every `ms` from before the app serves until it closes. */
-function every(name: string, ms: number, work: () => Promise<unknown>, log: CatalogLogger): LifecycleJob {
+function every(name: string, ms: number, work: () => Promise<unknown>, log: Logger): LifecycleJob {
   let timer: NodeJS.Timeout | undefined;
   return {
     name,
@@ -335,11 +303,7 @@ function every(name: string, ms: number, work: () => Promise<unknown>, log: Cata
 }
 
 /** Everything that starts and stops with the app, in start order. */
-export function lifecycleJobs(
-  services: Services,
-  config: Runtime["config"],
-  log: CatalogLogger,
-): LifecycleJob[] {
+export function lifecycleJobs(services: Services, config: Runtime["config"], log: Logger): LifecycleJob[] {
   return [
     { name: "api keys", prepare: () => services.apiKeys.start(), stop: () => services.apiKeys.stop() },
     {
@@ -405,10 +369,10 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   const app = Fastify({
     // No secret reaches a log line: Fastify's request serializer logs method, URL and addresses,
     // never headers or bodies, and no code here logs a key, token or password. (pino's redact
-    // option would cost a quarter of the hot path's throughput for fields we never log.)
+    // option would tax every request's log line for fields we never log.)
     logger: { level: config.logLevel },
     childLoggerFactory: lazyChildLoggerFactory,
-    // Per-request access lines only at debug: at info they would cost more than the request.
+    // Per-request access lines only at debug: at info they would cost more than the request itself.
     logController: new LogController({
       disableRequestLogging: config.logLevel !== "debug" && config.logLevel !== "trace",
     }),
@@ -439,11 +403,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     ...(options.venues ? { venues: options.venues } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.matcher ? { matcher: options.matcher } : {}),
-    log: {
-      info: (obj, msg) => app.log.info(obj, msg),
-      warn: (obj, msg) => app.log.warn(obj, msg),
-      error: (obj, msg) => app.log.error(obj, msg),
-    },
+    log: app.log,
   });
   const jobs = lifecycleJobs(services, config, app.log);
   // State the app needs is loaded before it serves, background work or not (tests see it too).

@@ -16,6 +16,7 @@ import { migrate, type OpenStoreOptions, openStore, type Store } from "./infra/d
 import type { RateLimiter } from "./infra/limiter/limiter";
 import { MemoryRateLimiter } from "./infra/limiter/memory";
 import { RedisRateLimiter } from "./infra/limiter/redis";
+import type { Logger } from "./infra/log";
 import { SecretBox } from "./infra/secretbox";
 import { MemoryConnectionSlots } from "./infra/slots/memory";
 import { RedisConnectionSlots } from "./infra/slots/redis";
@@ -40,7 +41,10 @@ export interface RuntimeOptions {
   redisPrefix?: string;
   /** Skip migrations (the CLI's `migrate` runs them itself and reports). */
   migrate?: boolean;
+  /** Start-up notices for a person reading stderr (a master key was generated, or is exposed). */
   log?: (message: string) => void;
+  /** Where background failures go (a bus handler that throws); silent when not given. */
+  logger?: Logger;
 }
 
 const MASTER_KEY_FILE = "master.key";
@@ -96,7 +100,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     throw error;
   }
   const prefix = options.redisPrefix ?? "crossbook:";
-  const bus: Bus = config.redisUrl ? new RedisBus(config.redisUrl, prefix) : new MemoryBus();
+  const bus: Bus = config.redisUrl
+    ? new RedisBus(config.redisUrl, prefix, options.logger)
+    : new MemoryBus(options.logger);
   const limiter: RateLimiter = config.redisUrl
     ? new RedisRateLimiter(config.redisUrl, prefix)
     : new MemoryRateLimiter();

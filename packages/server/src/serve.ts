@@ -6,6 +6,7 @@
 import type { FastifyInstance } from "fastify";
 import { buildApp, type Services } from "./app";
 import type { Config } from "./config";
+import type { Logger } from "./infra/log";
 import { type MetricsServer, startMetricsServer } from "./ops/metrics-server";
 import { createRuntime, type Runtime } from "./runtime";
 import { createVenues, venueUrlsInUse } from "./venues/registry";
@@ -23,15 +24,18 @@ export interface ServeHooks {
 }
 
 export async function serve(config: Config, hooks: ServeHooks = {}): Promise<void> {
+  // The runtime and the venue adapters are built before the app whose logger they write to.
+  let appRef: FastifyInstance | undefined;
+  const log: Logger = {
+    info: (obj, msg) => appRef?.log.info(obj, msg),
+    warn: (obj, msg) => appRef?.log.warn(obj, msg),
+    error: (obj, msg) => appRef?.log.error(obj, msg),
+  };
   const runtime = await createRuntime(config, {
     log: (message) => process.stderr.write(`crossbook: ${message}\n`),
+    logger: log,
   });
-  let appRef: FastifyInstance | undefined;
-  const venueLog = {
-    info: (obj: object, msg: string) => appRef?.log.info(obj, msg),
-    warn: (obj: object, msg: string) => appRef?.log.warn(obj, msg),
-  };
-  const venues = createVenues(config, runtime.clock, venueLog);
+  const venues = createVenues(config, runtime.clock, log);
   const { app, services, metrics } = await buildApp(runtime, {
     venues,
     venueUrls: venueUrlsInUse(config),

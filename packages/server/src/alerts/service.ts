@@ -29,6 +29,7 @@ import type { Bus } from "../infra/bus/bus";
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db, DbOrTrx, Dialect, Trx } from "../infra/db/store";
 import { newId, randomToken } from "../infra/ids";
+import type { Logger } from "../infra/log";
 import type { Quote } from "../prices/quotes";
 import { MICROS, type Micros, microsToNumber, parseMicros } from "../venues/decimal";
 import * as repo from "./repo";
@@ -60,10 +61,6 @@ export interface QuoteSource {
   readonly quotes: { get(marketId: string, now: number): Quote | undefined };
   /** Asks the venue feeds to carry these markets, when the source can. */
   want?(marketIds: readonly string[]): void;
-}
-
-export interface AlertsLogger {
-  warn(obj: object, msg: string): void;
 }
 
 export interface AlertsOptions {
@@ -138,7 +135,7 @@ export class AlertsService {
     private readonly source: QuoteSource,
     private readonly clock: Clock,
     private readonly bus: Bus,
-    private readonly log: AlertsLogger,
+    private readonly log: Logger,
     private readonly options: AlertsOptions,
   ) {}
 
@@ -152,7 +149,7 @@ export class AlertsService {
   startReloading(): void {
     if (this.#timer) return;
     this.#timer = setInterval(() => {
-      this.reload().catch((error) => this.log.warn({ error: String(error) }, "could not reload alerts"));
+      this.reload().catch((error) => this.log.warn({ err: error }, "could not reload alerts"));
     }, this.options.reloadIntervalMs);
     this.#timer.unref();
   }
@@ -184,7 +181,7 @@ export class AlertsService {
       const transitions = this.#index.evaluate(quote.marketId, quote.price, changeMicroPct(quote));
       for (const transition of transitions) this.#enqueue(transition, quote.price);
     } catch (error) {
-      this.log.warn({ market_id: quote.marketId, error: String(error) }, "alert evaluation failed");
+      this.log.warn({ err: error, market_id: quote.marketId }, "alert evaluation failed");
     }
   }
 
@@ -337,16 +334,13 @@ export class AlertsService {
               ? await this.#storeFire(transition, price, at)
               : await repo.markRearmed(this.db, watch.id, transition.expectedCount, at);
         } catch (error) {
-          this.log.warn(
-            { alert_id: watch.id, error: String(error) },
-            `could not ${transition.kind} an alert`,
-          );
+          this.log.warn({ err: error, alert_id: watch.id }, `could not ${transition.kind} an alert`);
         }
         if (!applied && own.queued === 1) {
           // Another instance got there first, the alert was deleted, or the write failed: take the
           // store's word, unless a later transition is queued and will settle it.
           await this.#adopt(watch.id, 1).catch((error) =>
-            this.log.warn({ alert_id: watch.id, error: String(error) }, "could not re-read an alert"),
+            this.log.warn({ err: error, alert_id: watch.id }, "could not re-read an alert"),
           );
         }
       })
@@ -409,7 +403,9 @@ export class AlertsService {
     const message: ChangeMessage = { origin: this.#origin, alert_id: id, op };
     await this.bus
       .publish(ALERTS_CHANNEL, message)
-      .catch((error) => this.log.warn({ error: String(error) }, "could not announce an alert change"));
+      .catch((error) =>
+        this.log.warn({ err: error, channel: ALERTS_CHANNEL }, "could not announce an alert change"),
+      );
   }
 
   #onMessage(message: unknown): void {
@@ -422,7 +418,7 @@ export class AlertsService {
     }
     if (this.#queues.has(id)) return;
     const refresh = this.#adopt(id, 0)
-      .catch((error) => this.log.warn({ alert_id: id, error: String(error) }, "could not load an alert"))
+      .catch((error) => this.log.warn({ err: error, alert_id: id }, "could not load an alert"))
       .finally(() => this.#background.delete(refresh));
     this.#background.add(refresh);
   }

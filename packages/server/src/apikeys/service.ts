@@ -31,6 +31,7 @@ import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db, Dialect } from "../infra/db/store";
 import { constantTimeEqual, sha256Hex } from "../infra/hashing";
 import { newId } from "../infra/ids";
+import { type Logger, silentLogger } from "../infra/log";
 import * as repo from "./repo";
 
 export interface ApiKey {
@@ -131,6 +132,7 @@ export class ApiKeysService {
     private readonly clock: Clock,
     private readonly bus: Bus,
     private readonly accounts: AccountsService,
+    private readonly log: Logger = silentLogger,
   ) {}
 
   /** Listens for revocations made by other instances. */
@@ -289,7 +291,14 @@ export class ApiKeysService {
     await repo.revokeKey(this.db, row.id, isoNow(this.clock));
     this.#forget(row.key_hash);
     this.#notifyRevoked(row.id);
-    await this.bus.publish(REVOKED_CHANNEL, { key_hash: row.key_hash, key_id: row.id }).catch(() => {});
+    await this.bus
+      .publish(REVOKED_CHANNEL, { key_hash: row.key_hash, key_id: row.id })
+      .catch((error) =>
+        this.log.warn(
+          { err: error, channel: REVOKED_CHANNEL, key_id: row.id },
+          "could not announce a key revocation",
+        ),
+      );
     const fresh = await repo.findKeyById(this.db, row.id);
     return toApiKey(fresh ?? row);
   }

@@ -199,3 +199,45 @@ export async function listMarkets(
 export async function findEvent(db: DbOrTrx, id: string): Promise<VenueEventRow | undefined> {
   return db.selectFrom("venue_events").selectAll().where("id", "=", id).executeTakeFirst();
 }
+
+/** What trading reads of a market: its own columns, its fee schedule, and its event's title. */
+export async function tradingMarketRow(db: DbOrTrx, id: string) {
+  return db
+    .selectFrom("markets")
+    .leftJoin("venue_events", "venue_events.id", "markets.event_id")
+    .select([
+      "markets.id",
+      "markets.venue",
+      "markets.title",
+      "markets.status",
+      "markets.resolution",
+      "markets.tick_size",
+      "markets.min_size",
+      "markets.fee_model",
+      "markets.fee_rate",
+      "markets.fee_exponent",
+      "markets.fee_maker_rate",
+      "markets.fee_cap_bps",
+      "markets.fee_type",
+      "markets.fee_multiplier",
+      "venue_events.title as event_title",
+    ])
+    .where("markets.id", "=", id)
+    .executeTakeFirst();
+}
+
+/** Markets the catalog says are closed or resolved while someone still has orders or positions on them. */
+export async function closedMarketsWithExposure(db: DbOrTrx) {
+  const withOrders = db.selectFrom("orders").select("market_id").where("status", "in", ["open", "pending"]);
+  const withPositions = db
+    .selectFrom("positions")
+    .select("market_id")
+    .where("status", "in", ["open", "closed"])
+    .where("size", ">", 0);
+  return db
+    .selectFrom("markets")
+    .select(["id", "status", "resolution"])
+    .where("status", "in", ["closed", "resolved"])
+    .where((eb) => eb.or([eb("id", "in", withOrders), eb("id", "in", withPositions)]))
+    .execute();
+}

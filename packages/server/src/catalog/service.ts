@@ -7,17 +7,12 @@
 import type { Bus } from "../infra/bus/bus";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import { isVenueError } from "../venues/errors";
 import type { VenueEvent, VenueId, VenueMarket } from "../venues/model";
 import type { MarketDataVenue } from "../venues/venue";
 import { feeColumns } from "./fees";
 import * as repo from "./repo";
-
-export interface CatalogLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 export type VenueHealthStatus = "pending" | "ok" | "degraded" | "unreachable";
 
@@ -123,7 +118,7 @@ export class CatalogService {
     private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly clock: Clock,
     private readonly bus: Bus,
-    private readonly log: CatalogLogger,
+    private readonly log: Logger,
     private readonly options: CatalogOptions,
   ) {
     for (const id of venues.keys()) {
@@ -222,7 +217,14 @@ export class CatalogService {
       const changes = await this.#store(venueId, events, markets, known);
       const closedElsewhere = await this.#refreshVanished(venue, new Set(markets.map((m) => m.id)), known);
       for (const change of [...changes, ...closedElsewhere]) {
-        await this.bus.publish(MARKET_STATUS_CHANNEL, change).catch(() => {});
+        await this.bus
+          .publish(MARKET_STATUS_CHANNEL, change)
+          .catch((error) =>
+            this.log.warn(
+              { err: error, channel: MARKET_STATUS_CHANNEL },
+              "could not publish a market status change",
+            ),
+          );
       }
       const duration = this.clock.now() - started;
       Object.assign(health, {
@@ -246,7 +248,7 @@ export class CatalogService {
         try {
           await listener(venueId);
         } catch (error) {
-          this.log.warn({ venue: venueId, error: describe(error) }, "post-sync step failed");
+          this.log.warn({ err: error, venue: venueId }, "post-sync step failed");
         }
       }
     } catch (error) {
@@ -258,7 +260,7 @@ export class CatalogService {
           ? "unreachable"
           : "degraded";
       this.log.warn(
-        { venue: venueId, error: health.last_error, failures: health.consecutive_failures },
+        { err: error, venue: venueId, failures: health.consecutive_failures },
         `catalog sync failed: ${venueId} is ${health.status}; retrying with backoff`,
       );
     }
@@ -342,7 +344,7 @@ export class CatalogService {
               });
             } else {
               this.log.warn(
-                { venue: venue.id, market_id: id, error: describe(error) },
+                { err: error, venue: venue.id, market_id: id },
                 "could not refresh a market that left the open listing",
               );
             }

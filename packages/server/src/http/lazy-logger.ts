@@ -1,7 +1,7 @@
 /**
- * Fastify gives every request a child logger bound to its request id. Creating a pino child costs
- * about a microsecond and some garbage on every request, though most requests never log. This
- * child is created on first use instead: same output, paid only by requests that log.
+ * Fastify gives every request a child logger bound to its request id. Creating a pino child is
+ * work and garbage on every request, though most requests never log. This child is created on
+ * first use instead: same output, paid only by requests that log.
  */
 import type { FastifyBaseLogger } from "fastify";
 import type { Bindings, ChildLoggerOptions } from "pino";

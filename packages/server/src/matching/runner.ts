@@ -14,6 +14,7 @@
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db, Dialect } from "../infra/db/store";
 import { newId } from "../infra/ids";
+import type { Logger } from "../infra/log";
 import type { VenueId } from "../venues/model";
 import { type AnnounceDeps, recordMatched } from "./announce";
 import { regroupAfterRun } from "./events";
@@ -30,16 +31,11 @@ export interface MatcherLike {
   match(market: MatchableMarket): MatchVerdict[];
 }
 
-export interface MatchingLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 export interface RunnerDeps extends AnnounceDeps {
   db: Db;
   dialect: Dialect;
   clock: Clock;
-  log: MatchingLogger;
+  log: Logger;
   /** The matcher to feed; one is made per service in production. */
   matcher: MatcherLike;
 }

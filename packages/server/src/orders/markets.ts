@@ -1,6 +1,7 @@
 /** What trading needs to know about a market, read from the catalog. */
 import type { FeeSchedule } from "@crossbook/fees";
 import { storedSchedule } from "../catalog/fees";
+import * as catalogRepo from "../catalog/repo";
 import type { DbOrTrx } from "../infra/db/store";
 import type { MarketStatus, Resolution, VenueId } from "../venues/model";
 
@@ -18,28 +19,7 @@ export interface TradableMarket {
 }
 
 export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableMarket | undefined> {
-  const row = await db
-    .selectFrom("markets")
-    .leftJoin("venue_events", "venue_events.id", "markets.event_id")
-    .select([
-      "markets.id",
-      "markets.venue",
-      "markets.title",
-      "markets.status",
-      "markets.resolution",
-      "markets.tick_size",
-      "markets.min_size",
-      "markets.fee_model",
-      "markets.fee_rate",
-      "markets.fee_exponent",
-      "markets.fee_maker_rate",
-      "markets.fee_cap_bps",
-      "markets.fee_type",
-      "markets.fee_multiplier",
-      "venue_events.title as event_title",
-    ])
-    .where("markets.id", "=", id)
-    .executeTakeFirst();
+  const row = await catalogRepo.tradingMarketRow(db, id);
   if (!row) return undefined;
   return {
     id: row.id,
@@ -57,18 +37,7 @@ export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableM
 export async function settledMarketsWithExposure(
   db: DbOrTrx,
 ): Promise<Array<{ id: string; status: MarketStatus; resolution: Resolution | null }>> {
-  const withOrders = db.selectFrom("orders").select("market_id").where("status", "in", ["open", "pending"]);
-  const withPositions = db
-    .selectFrom("positions")
-    .select("market_id")
-    .where("status", "in", ["open", "closed"])
-    .where("size", ">", 0);
-  const rows = await db
-    .selectFrom("markets")
-    .select(["id", "status", "resolution"])
-    .where("status", "in", ["closed", "resolved"])
-    .where((eb) => eb.or([eb("id", "in", withOrders), eb("id", "in", withPositions)]))
-    .execute();
+  const rows = await catalogRepo.closedMarketsWithExposure(db);
   return rows.map((r) => ({
     id: r.id,
     status: r.status as MarketStatus,

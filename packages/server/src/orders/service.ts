@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Static } from "typebox";
+import * as catalogRepo from "../catalog/repo";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
@@ -14,7 +15,7 @@ import { newId } from "../infra/ids";
 import { settlePosition } from "../ledger/bookkeeping";
 import type { OrderRow, Owner } from "../ledger/orders-repo";
 import * as repo from "../ledger/orders-repo";
-import { openPositionsOnMarket } from "../ledger/positions-repo";
+import { findPosition, openPositionsOnMarket } from "../ledger/positions-repo";
 import { MICROS, parseMicros } from "../venues/decimal";
 import type { VenueId } from "../venues/model";
 import type { VenueCapabilities } from "../venues/venue";
@@ -386,12 +387,13 @@ export class OrdersService {
     if (observed) {
       // A venue feed reported it before the next catalog sync: record it now so what follows (and
       // the catalog) agree. The sync will write the same.
-      await db
-        .updateTable("markets")
-        .set({ status: observed.status, resolution: observed.resolution, status_changed_at: isoNow(clock) })
-        .where("id", "=", marketId)
-        .where("status", "!=", observed.status)
-        .execute();
+      await catalogRepo.recordObservedStatus(
+        db,
+        marketId,
+        observed.status,
+        observed.resolution,
+        isoNow(clock),
+      );
     }
     const market = await tradableMarket(db, marketId);
     if (!market || market.status === "open") return;
@@ -406,11 +408,7 @@ export class OrdersService {
     for (const position of await openPositionsOnMarket(db, marketId)) {
       await db.transaction().execute(async (trx) => {
         // Re-read inside the transaction so two settlements of one position cannot both pay.
-        const fresh = await trx
-          .selectFrom("positions")
-          .selectAll()
-          .where("id", "=", position.id)
-          .executeTakeFirst();
+        const fresh = await findPosition(trx, ownerOf(position), position.id);
         if (!fresh || fresh.status === "resolved" || fresh.size === 0) return;
         await settlePosition(
           trx,
@@ -429,9 +427,9 @@ export class OrdersService {
   }
 }
 
-const ownerOf = (order: OrderRow): Owner => ({
-  accountId: order.account_id,
-  environment: order.environment as Owner["environment"],
+const ownerOf = (row: { account_id: string; environment: string }): Owner => ({
+  accountId: row.account_id,
+  environment: row.environment as Owner["environment"],
 });
 
 /** Order-independent hash of a request body (idempotency keys compare bodies, not key order). */

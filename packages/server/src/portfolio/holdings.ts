@@ -16,15 +16,12 @@ import { createHash } from "node:crypto";
 import type { CredentialsService } from "../credentials/service";
 import { AppError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
+import type { Logger } from "../infra/log";
 import type { Owner } from "../ledger/orders-repo";
 import type { Micros } from "../venues/decimal";
 import { isVenueError } from "../venues/errors";
 import type { Outcome, VenueId } from "../venues/model";
 import { type MarketDataVenue, tradingVenueOf, type VenueCredentials } from "../venues/venue";
-
-export interface HoldingsLog {
-  warn(obj: object, msg: string): void;
-}
 
 /** One position the venue reports for the account. */
 export interface VenueHolding {
@@ -92,7 +89,7 @@ export interface VenueHoldingsDeps {
   venues: ReadonlyMap<VenueId, MarketDataVenue>;
   credentials: Pick<CredentialsService, "list" | "open">;
   clock: Clock;
-  log: HoldingsLog;
+  log: Logger;
   /** How long a venue's answer is served before it is read again (default 30 s). */
   maxAgeMs?: number;
 }
@@ -240,9 +237,9 @@ export class VenueHoldings {
     let credentials: VenueCredentials;
     try {
       credentials = open();
-    } catch {
+    } catch (error) {
       this.deps.log.warn(
-        { account_id: accountId, venue: venueId },
+        { err: error, account_id: accountId, venue: venueId },
         "linked venue credentials could not be opened",
       );
       return unavailable("unreadable_credentials");
@@ -267,12 +264,7 @@ export class VenueHoldings {
     } catch (error) {
       const reason = isVenueError(error) ? error.kind : "unknown";
       this.deps.log.warn(
-        {
-          account_id: accountId,
-          venue: venueId,
-          kind: reason,
-          error: error instanceof Error ? error.message : String(error),
-        },
+        { err: error, account_id: accountId, venue: venueId, kind: reason },
         "could not read the venue's positions",
       );
       return unavailable(reason);

@@ -14,6 +14,7 @@
  */
 import { isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import type { Micros } from "../venues/decimal";
 import type { FeedEvent } from "../venues/venue";
 import * as repo from "./candles-repo";
@@ -250,10 +251,6 @@ class MarketCandles {
   pending: Bucket[] = [];
 }
 
-export interface CandleLogger {
-  warn(obj: object, msg: string): void;
-}
-
 export interface CandleBuilderOptions {
   /** How often changed candles are written, ms. */
   flushIntervalMs: number;
@@ -268,7 +265,7 @@ export class CandleBuilder {
 
   constructor(
     private readonly db: Db,
-    private readonly log: CandleLogger,
+    private readonly log: Logger,
     private readonly options: CandleBuilderOptions = { flushIntervalMs: 5_000 },
   ) {}
 
@@ -321,7 +318,7 @@ export class CandleBuilder {
 
   start(): void {
     this.#timer = setInterval(() => {
-      this.flush().catch((error) => this.log.warn({ error: String(error) }, "could not write candles"));
+      this.flush().catch((error) => this.log.warn({ err: error }, "could not write candles"));
     }, this.options.flushIntervalMs);
     this.#timer.unref();
   }
@@ -334,9 +331,7 @@ export class CandleBuilder {
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
-    await this.flush().catch((error) =>
-      this.log.warn({ error: String(error) }, "could not write candles on stop"),
-    );
+    await this.flush().catch((error) => this.log.warn({ err: error }, "could not write candles on stop"));
   }
 
   /**

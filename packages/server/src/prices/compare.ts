@@ -19,9 +19,9 @@
 import type { Static } from "typebox";
 import { chargedSchedule } from "../catalog/fees";
 import * as catalogRepo from "../catalog/repo";
-import type { CatalogLogger } from "../catalog/service";
 import { AppError } from "../http/errors";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import type { FeeModel } from "../ledger/money";
 import type { CrossEvent, CrossEventLookup, CrossEventPair } from "../matching/types";
 import { MICROS, type Micros, microsToNumber } from "../venues/decimal";
@@ -72,7 +72,7 @@ export class CompareService {
     private readonly db: Db,
     private readonly prices: PricesService,
     lookup: CrossEventLookup | undefined,
-    private readonly log: CatalogLogger,
+    private readonly log: Logger,
     options: CompareOptions,
   ) {
     this.#lookup = lookup;
@@ -166,7 +166,7 @@ export class CompareService {
     try {
       return await this.prices.orderBook(market);
     } catch (error) {
-      this.log.warn({ market_id: market.id, error: String(error) }, "no order book for a comparison");
+      this.log.warn({ err: error, market_id: market.id }, "no order book for a comparison");
       return null;
     }
   }

@@ -32,6 +32,7 @@ import * as catalogRepo from "../catalog/repo";
 import { AppError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import type { Micros } from "../venues/decimal";
 import { isVenueError, type VenueError } from "../venues/errors";
 import type { Candle, PricePoint, VenueHistory, VenueId } from "../venues/model";
@@ -39,7 +40,6 @@ import type { MarketDataVenue } from "../venues/venue";
 import {
   bucketStart,
   type CandleBuilder,
-  type CandleLogger,
   type CandleState,
   fromRow,
   INTERVAL_MS,
@@ -156,7 +156,7 @@ export class PriceHistoryService {
     private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly candles: CandleBuilder,
     private readonly clock: Clock,
-    private readonly log: CandleLogger,
+    private readonly log: Logger,
     options: Partial<HistoryOptions> = {},
   ) {
     this.#options = { ...DEFAULTS, ...options };
@@ -181,7 +181,7 @@ export class PriceHistoryService {
     const candles = from < to ? await this.#read(market.id, query.interval, from, to, now) : [];
     if (failure) {
       this.log.warn(
-        { market_id: market.id, venue: failure.venue, kind: failure.kind, error: failure.message },
+        { err: failure, market_id: market.id, venue: failure.venue, kind: failure.kind },
         "price history backfill failed",
       );
       if (candles.length === 0) {

@@ -1,17 +1,19 @@
 /**
  * Keeps the catalog's "as last seen" prices live: subscribes each venue's feed to its open markets
- * (the most traded first, up to a cap), folds book/quote/trade events into a QuoteBook (the
- * prices domain's quote math, so the catalog and the prices API agree), and writes the changed markets to the store in batches, never once per
- * message. Feed connection state goes to the venue's health. Market data consumers (the price
- * stream, candles, alerts) get every quote change, with the feed event behind it, through `onQuote`.
+ * (the most traded first, up to a cap), folds book/quote/trade events into a QuoteBook (the prices
+ * domain's quote math, so the catalog and the prices API agree), and writes the changed markets to
+ * the store in batches, never once per message. Feed connection state goes to the venue's health.
+ * Market data consumers (the price stream, candles, alerts) get every quote change, with the feed
+ * event behind it, through `onQuote`.
  */
 
 import * as catalogRepo from "../catalog/repo";
-import type { CatalogLogger, CatalogService } from "../catalog/service";
+import type { CatalogService } from "../catalog/service";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import type { OrderBook, VenueId } from "../venues/model";
-import { type FeedEvent, type FeedSubscription, parseMarketId, type MarketDataVenue } from "../venues/venue";
+import { type FeedEvent, type FeedSubscription, type MarketDataVenue, parseMarketId } from "../venues/venue";
 import { type Quote, QuoteBook } from "./quotes";
 
 export interface LiveOptions {
@@ -50,7 +52,7 @@ export class LiveMarkets {
     private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly catalog: CatalogService,
     private readonly clock: Clock,
-    private readonly log: CatalogLogger,
+    private readonly log: Logger,
     private readonly options: LiveOptions,
   ) {}
 
@@ -111,14 +113,14 @@ export class LiveMarkets {
       for (const id of ids) fed.add(id);
       subscription.add(ids).catch((error) => {
         for (const id of ids) fed.delete(id);
-        this.log.warn({ venue, error: String(error) }, "could not add markets to the live feed");
+        this.log.warn({ err: error, venue }, "could not add markets to the live feed");
       });
     }
   }
 
   start(): void {
     this.#timer = setInterval(() => {
-      this.flush().catch((error) => this.log.warn({ error: String(error) }, "could not write live prices"));
+      this.flush().catch((error) => this.log.warn({ err: error }, "could not write live prices"));
     }, this.options.flushIntervalMs);
     this.#timer.unref();
   }
@@ -158,7 +160,7 @@ export class LiveMarkets {
     } catch (error) {
       this.catalog.setFeedConnected(venueId, false);
       this.log.warn(
-        { venue: venueId, error: String(error) },
+        { err: error, venue: venueId },
         "live feed could not start; will retry after the next sync",
       );
     }
@@ -179,7 +181,7 @@ export class LiveMarkets {
         try {
           listener(event, venueId);
         } catch (error) {
-          this.log.warn({ venue: venueId, error: String(error) }, "feed listener failed");
+          this.log.warn({ err: error, venue: venueId }, "feed listener failed");
         }
       }
       const quote = this.quotes.apply(event, this.clock.now());
@@ -189,7 +191,7 @@ export class LiveMarkets {
           try {
             listener(quote, event, venueId);
           } catch (error) {
-            this.log.warn({ venue: venueId, error: String(error) }, "quote listener failed");
+            this.log.warn({ err: error, venue: venueId }, "quote listener failed");
           }
         }
       }
@@ -219,6 +221,6 @@ export class LiveMarkets {
     this.#subscriptions.clear();
     this.#fed.clear();
     this.#connected.clear();
-    await this.flush().catch(() => {});
+    await this.flush().catch((error) => this.log.warn({ err: error }, "could not write live prices on stop"));
   }
 }

@@ -3,9 +3,10 @@
  * defined as the midpoint of the best YES bid and ask when both exist, else the last trade price
  * (null until one is seen). 24-hour change and volume come from per-minute rings of the last
  * 1,440 minutes, allocated only for markets that actually tick, so an update is O(1) and memory
- * follows the number of live markets (about 17 KB each). A minute without an update keeps the price
- * in force, so the price 24 hours ago is known from a day after the first one seen; until then the
- * change is taken against the venue's own price 24 hours ago (`setVenueDayAgo`, from the catalog).
+ * follows the number of live markets (a fixed-size ring each). A minute without an update keeps the
+ * price in force, so the price 24 hours ago is known from a day after the first one seen; until
+ * then the change is taken against the venue's own price 24 hours ago (`setVenueDayAgo`, from the
+ * catalog).
  */
 import type { Micros } from "../venues/decimal";
 import type { FeedEvent } from "../venues/venue";

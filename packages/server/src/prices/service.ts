@@ -8,11 +8,11 @@
  */
 
 import * as catalogRepo from "../catalog/repo";
-import type { CatalogLogger } from "../catalog/service";
 import type { Bus } from "../infra/bus/bus";
 import type { Clock } from "../infra/clock";
 import { isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";
+import type { Logger } from "../infra/log";
 import { type Micros, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, VenueId } from "../venues/model";
 import type { FeedEvent, MarketDataVenue } from "../venues/venue";
@@ -132,7 +132,7 @@ export class PricesService {
     private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly clock: Clock,
     bus: Bus,
-    private readonly log: CatalogLogger,
+    private readonly log: Logger,
     options: PricesOptions = {},
   ) {
     this.#options = {
@@ -146,7 +146,7 @@ export class PricesService {
       ? (update) => publishSync(QUOTE_CHANNEL, update)
       : (update) => {
           bus.publish(QUOTE_CHANNEL, update).catch((error) => {
-            this.log.warn({ error: String(error) }, "could not publish a quote update");
+            this.log.warn({ err: error, channel: QUOTE_CHANNEL }, "could not publish a quote update");
           });
         };
     this.#unsubscribe = live.onQuote((quote) => this.#onQuote(quote));
@@ -352,7 +352,7 @@ export class PricesService {
       return await cached.book;
     } catch (error) {
       this.#restBooks.delete(market.id);
-      this.log.warn({ market_id: market.id, error: String(error) }, "could not fetch an order book");
+      this.log.warn({ err: error, market_id: market.id }, "could not fetch an order book");
       return undefined;
     }
   }
@@ -379,7 +379,7 @@ export class PricesService {
 
   start(): void {
     this.#pollTimer = setInterval(() => {
-      this.pollOnce().catch((error) => this.log.warn({ error: String(error) }, "price polling failed"));
+      this.pollOnce().catch((error) => this.log.warn({ err: error }, "price polling failed"));
     }, this.#options.pollIntervalMs);
     this.#pollTimer.unref();
   }
@@ -407,7 +407,7 @@ export class PricesService {
             this.live.ingest(market.venue, event);
             polled++;
           } catch (error) {
-            this.log.warn({ market_id: market.id, error: String(error) }, "could not poll a market's book");
+            this.log.warn({ err: error, market_id: market.id }, "could not poll a market's book");
           } finally {
             this.#polling.delete(market.id);
           }

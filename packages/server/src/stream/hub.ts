@@ -9,6 +9,7 @@
 import type { Duplex } from "node:stream";
 import WebSocket from "ws";
 import type { Clock } from "../infra/clock";
+import type { Logger } from "../infra/log";
 import type { ConnectionSlots } from "../infra/slots/slots";
 import type { QuoteUpdate } from "../prices/service";
 import { FanOut } from "./fanout";
@@ -40,7 +41,7 @@ export interface HubDeps {
   snapshot(marketId: string): QuoteUpdate | undefined;
   /** Markets clients now watch (the prices service keeps them live). */
   watch(marketIds: readonly string[]): void;
-  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  log: Logger;
 }
 
 export interface HubOptions {

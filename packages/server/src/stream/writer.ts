@@ -13,6 +13,7 @@
  * - Control messages (acks, errors) are written at once, in order with the updates.
  */
 import WebSocket from "ws";
+import type { Logger } from "../infra/log";
 import { textFrame } from "./frames";
 import type { Session } from "./session";
 import type { Timers } from "./timers";
@@ -40,18 +41,13 @@ export interface WriterEvents {
 export class SocketWriter {
   readonly #limits: WriterLimits;
   readonly #timers: Timers;
-  readonly #log: { warn(obj: object, msg: string): void };
+  readonly #log: Logger;
   readonly #events: WriterEvents;
   #slab: Buffer = Buffer.allocUnsafeSlow(SLAB_BYTES);
   #offset = 0;
   slowConsumersDropped = 0;
 
-  constructor(
-    limits: WriterLimits,
-    timers: Timers,
-    log: { warn(obj: object, msg: string): void },
-    events: WriterEvents,
-  ) {
+  constructor(limits: WriterLimits, timers: Timers, log: Logger, events: WriterEvents) {
     this.#limits = limits;
     this.#timers = timers;
     this.#log = log;

@@ -5,17 +5,13 @@
  */
 import type { Config } from "../config";
 import type { Clock } from "../infra/clock";
+import type { Logger } from "../infra/log";
 import { createKalshiVenue } from "./kalshi/adapter";
 import type { VenueId } from "./model";
 import { createPolymarketVenue } from "./polymarket/adapter";
 import type { Venue } from "./venue";
 
-export interface VenueLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export function createVenues(config: Config, clock: Clock, log: VenueLog): Map<VenueId, Venue> {
+export function createVenues(config: Config, clock: Clock, log: Logger): Map<VenueId, Venue> {
   const venues = new Map<VenueId, Venue>();
   for (const id of config.venues) {
     if (id === "polymarket") {

@@ -28,6 +28,7 @@ import { type Clock, isoFromMs, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db, Dialect, Trx } from "../infra/db/store";
 import { newId } from "../infra/ids";
+import type { Logger } from "../infra/log";
 import type { SecretBox } from "../infra/secretbox";
 import { type BreakerOptions, DEFAULT_BREAKER, EndpointBreakers, endpointOf } from "./breaker";
 import type { AttemptRow, DeliveryRow, DueDelivery, QueuedDelivery, WebhookRow } from "./repo";
@@ -104,10 +105,6 @@ export interface DispatcherOptions {
   lookup?: LookupFn;
 }
 
-export interface DispatcherLog {
-  warn(obj: object, msg: string): void;
-}
-
 const DEFAULTS: DispatcherOptions = {
   concurrency: 64,
   accountConcurrency: 8,
@@ -150,7 +147,7 @@ export class WebhookDispatcher {
     private readonly outbox: Outbox,
     private readonly secretBox: SecretBox,
     private readonly clock: Clock,
-    private readonly log: DispatcherLog,
+    private readonly log: Logger,
     options: Partial<DispatcherOptions> = {},
   ) {
     this.#options = { ...DEFAULTS, ...options };
@@ -184,7 +181,7 @@ export class WebhookDispatcher {
     }
     this.#running = true;
     this.#round()
-      .catch((error) => this.log.warn({ error: String(error) }, "webhook dispatch round failed"))
+      .catch((error) => this.log.warn({ err: error }, "webhook dispatch round failed"))
       .finally(() => {
         this.#running = false;
         if (this.#again && !this.#stopped) {
@@ -314,9 +311,7 @@ export class WebhookDispatcher {
       this.#accountLoad.set(account, load + 1);
       started++;
       const work = this.#work(webhookId, endpoint, admission === "probe")
-        .catch((error) =>
-          this.log.warn({ delivery_id: delivery.id, error: String(error) }, "webhook attempt failed"),
-        )
+        .catch((error) => this.log.warn({ err: error, delivery_id: delivery.id }, "webhook attempt failed"))
         .finally(() => {
           this.#busy.delete(webhookId);
           const left = (this.#accountLoad.get(account) ?? 1) - 1;

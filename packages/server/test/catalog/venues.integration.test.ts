@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../src/config";
 import { fakeVenueUrls } from "../../src/demo";
 import { systemClock } from "../../src/infra/clock";
+import { silentLogger } from "../../src/infra/log";
 import { createVenues, venueUrlsInUse } from "../../src/venues/registry";
 import { bearer, createKey, createTestApp, signup, type TestApp } from "../support/app";
 
@@ -24,8 +25,7 @@ beforeAll(async () => {
     venues: ["polymarket", "kalshi"],
     venueUrls: fakeVenueUrls(polymarket, kalshi),
   });
-  const quiet = { info() {}, warn() {} };
-  const venues = createVenues(config, systemClock, quiet);
+  const venues = createVenues(config, systemClock, silentLogger);
   t = await createTestApp({ venues, config: { ...config, venues: config.venues } });
   expect(venueUrlsInUse(config)["kalshi"]).toEqual({ api: kalshi.apiUrl, ws: kalshi.wsUrl });
   key = (await createKey(t.app, (await signup(t.app)).session, { type: "read_only" })).key;
@@ -175,7 +175,7 @@ describe("the Kalshi market-data feed", () => {
       venueUrls: fakeVenueUrls(polymarket, kalshi),
       kalshiFeedKey: await kalshi.feedKey(),
     });
-    const venues = createVenues(config, systemClock, { info() {}, warn() {} });
+    const venues = createVenues(config, systemClock, silentLogger);
     const keyed = await createTestApp({ venues, config: { ...config, venues: config.venues } });
     try {
       const reader = (await createKey(keyed.app, (await signup(keyed.app)).session, { type: "read_only" }))

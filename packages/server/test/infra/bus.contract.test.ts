@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { Bus } from "../../src/infra/bus/bus";
 import { MemoryBus } from "../../src/infra/bus/memory";
 import { RedisBus } from "../../src/infra/bus/redis";
+import { type Logger, silentLogger } from "../../src/infra/log";
 import { INFRA_BACKENDS, REDIS_URL, uniqueName } from "../support/backends";
 
 async function until(check: () => boolean, timeoutMs = 3000) {
@@ -16,8 +17,8 @@ async function until(check: () => boolean, timeoutMs = 3000) {
 describe.each(INFRA_BACKENDS)("%s bus", (backend) => {
   const opened: Bus[] = [];
   const prefix = `${uniqueName("cbbus")}:`;
-  const make = () => {
-    const bus = backend === "redis" ? new RedisBus(REDIS_URL!, prefix) : new MemoryBus();
+  const make = (log: Logger = silentLogger) => {
+    const bus = backend === "redis" ? new RedisBus(REDIS_URL!, prefix, log) : new MemoryBus(log);
     opened.push(bus);
     return bus;
   };
@@ -52,15 +53,18 @@ describe.each(INFRA_BACKENDS)("%s bus", (backend) => {
     expect(seen).toEqual([1]);
   });
 
-  it("isolates a throwing handler from the others", async () => {
-    const bus = make();
+  it("isolates a throwing handler from the others, and logs it", async () => {
+    const warnings: Array<{ obj: object; msg: string }> = [];
+    const bus = make({ ...silentLogger, warn: (obj, msg) => warnings.push({ obj, msg }) });
     const seen: unknown[] = [];
+    const boom = new Error("boom");
     await bus.subscribe("c", () => {
-      throw new Error("boom");
+      throw boom;
     });
     await bus.subscribe("c", (m) => seen.push(m));
     await bus.publish("c", "x");
     await until(() => seen.length === 1);
+    expect(warnings).toEqual([{ obj: { err: boom, channel: "c" }, msg: "bus handler failed" }]);
   });
 
   if (backend === "redis") {

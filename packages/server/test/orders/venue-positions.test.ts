@@ -16,6 +16,7 @@ import type { SeedMarket } from "@crossbook/fakes/world";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock, systemClock } from "../../src/infra/clock";
+import { silentLogger } from "../../src/infra/log";
 import { createKalshiVenue } from "../../src/venues/kalshi/adapter";
 import type { VenueId } from "../../src/venues/model";
 import { PolymarketVenue } from "../../src/venues/polymarket/adapter";
@@ -24,7 +25,6 @@ import { bearer, createKey, createTestApp, expectError, signup, type TestApp } f
 import { STORE_BACKENDS } from "../support/backends";
 import { get, place, placed } from "./setup";
 
-const quiet = { info() {}, warn() {} };
 /** The venue's answer is kept this long (VENUE_POSITIONS_MAX_AGE_SECONDS). */
 const MAX_AGE_S = 5;
 /** Kalshi positions page size here, so a 120-position account spans three pages. */
@@ -76,7 +76,7 @@ describe.each(STORE_BACKENDS)("venue-held positions on %s", (store) => {
           dataUrl: polymarket.dataUrl,
           wsUrl: polymarket.wsUrl,
           clock: systemClock,
-          log: quiet,
+          log: silentLogger,
           http,
         }),
       ],
@@ -86,7 +86,7 @@ describe.each(STORE_BACKENDS)("venue-held positions on %s", (store) => {
           apiUrl: kalshi.apiUrl,
           wsUrl: kalshi.wsUrl,
           clock: systemClock,
-          log: quiet,
+          log: silentLogger,
           http,
           pageLimit: { positions: KALSHI_PAGE },
         }),

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { ManualClock } from "../../src/infra/clock";
 import type { Store } from "../../src/infra/db/store";
+import { silentLogger } from "../../src/infra/log";
 import {
   bucketStart,
   CandleBuilder,
@@ -25,8 +26,6 @@ const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 /** Sunday 2026-11-22 12:00 UTC. */
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
-const quiet = { warn() {} };
-
 describe("periods", () => {
   const at = (iso: string) => Date.parse(iso);
   const start = (iso: string, interval: Interval) => new Date(bucketStart(at(iso), interval)).toISOString();
@@ -166,7 +165,7 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
     );
 
   it("builds 1m OHLC from the quote price, volume from trades, and every roll-up from the same updates", async () => {
-    const builder = new CandleBuilder(store.db, quiet);
+    const builder = new CandleBuilder(store.db, silentLogger);
     feed([builder], T0 + 10 * SEC, book(400_000, 440_000)); // 0.42
     feed([builder], T0 + 20 * SEC, trade(450_000, 10)); // mid unchanged, 10 contracts
     feed([builder], T0 + 30 * SEC, book(460_000, 500_000)); // 0.48
@@ -200,7 +199,7 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
   });
 
   it("starts new periods of each interval at their own boundaries", async () => {
-    const builder = new CandleBuilder(store.db, quiet);
+    const builder = new CandleBuilder(store.db, silentLogger);
     feed([builder], T0 + 3 * HOUR + 59 * MIN, book(400_000, 420_000)); // 15:59, 0.41
     feed([builder], T0 + 4 * HOUR, book(500_000, 520_000)); // 16:00, 0.51: a new 4h period
     await builder.flush();
@@ -210,7 +209,7 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
   });
 
   it("writes nothing until a flush, then every changed candle in one transaction", async () => {
-    const builder = new CandleBuilder(store.db, quiet);
+    const builder = new CandleBuilder(store.db, silentLogger);
     feed([builder], T0 + 10 * SEC, book(400_000, 440_000));
     feed([builder], T0 + MIN + 10 * SEC, book(410_000, 440_000));
     expect(await count()).toBe(0);
@@ -230,7 +229,7 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
 
   it("flushes on its timer and once more on stop", async () => {
     vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
-    const builder = new CandleBuilder(store.db, quiet, { flushIntervalMs: 5_000 });
+    const builder = new CandleBuilder(store.db, silentLogger, { flushIntervalMs: 5_000 });
     builder.start();
     feed([builder], T0 + 10 * SEC, book(400_000, 440_000));
     vi.advanceTimersByTime(5_000);
@@ -243,14 +242,14 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
   });
 
   it("keeps the stored part of a period across a restart, without counting it twice", async () => {
-    const before = new CandleBuilder(store.db, quiet);
+    const before = new CandleBuilder(store.db, silentLogger);
     feed([before], T0 + 10 * SEC, trade(420_000, 10));
     feed([before], T0 + 20 * SEC, trade(500_000, 5));
     await before.stop();
 
     // A new process: no memory of the minute, a fresh quote book.
     quotes = new QuoteBook();
-    const after = new CandleBuilder(store.db, quiet);
+    const after = new CandleBuilder(store.db, silentLogger);
     feed([after], T0 + 40 * SEC, trade(300_000, 7));
     await after.flush();
     const expected = { open: 420_000, high: 500_000, low: 300_000, close: 300_000, volume: 22_000_000 };
@@ -273,8 +272,8 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
   });
 
   it("gives the same candles when two instances build them from the same feed", async () => {
-    const a = new CandleBuilder(store.db, quiet);
-    const b = new CandleBuilder(store.db, quiet);
+    const a = new CandleBuilder(store.db, silentLogger);
+    const b = new CandleBuilder(store.db, silentLogger);
     feed([a, b], T0 + 10 * SEC, trade(420_000, 10));
     await a.flush();
     feed([a, b], T0 + 20 * SEC, trade(440_000, 5));
@@ -293,7 +292,7 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
   });
 
   it("shows candles not yet written through held()", () => {
-    const builder = new CandleBuilder(store.db, quiet);
+    const builder = new CandleBuilder(store.db, silentLogger);
     feed([builder], T0 + 10 * SEC, trade(420_000, 2));
     feed([builder], T0 + MIN + 10 * SEC, trade(430_000, 3));
     expect(builder.held(market, "1m").map((c) => [c.start, c.close, c.volume])).toEqual([
@@ -326,7 +325,7 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
     };
 
     it("fills the part of a period nobody watched into the candle being built, once", async () => {
-      const builder = new CandleBuilder(store.db, quiet);
+      const builder = new CandleBuilder(store.db, silentLogger);
       feed([builder], T0 + 3 * MIN + 30 * SEC, trade(500_000, 2));
       await builder.flush();
       await backfill();
@@ -343,11 +342,11 @@ describe.each(STORE_BACKENDS)("candle building on %s", (backend) => {
     });
 
     it("adds history to a stored period after a restart, once", async () => {
-      const builder = new CandleBuilder(store.db, quiet);
+      const builder = new CandleBuilder(store.db, silentLogger);
       feed([builder], T0 + 3 * MIN + 30 * SEC, trade(500_000, 2));
       await builder.stop();
       await backfill();
-      const restarted = new CandleBuilder(store.db, quiet);
+      const restarted = new CandleBuilder(store.db, silentLogger);
       await restarted.rollUpHistory(market, "1m", T0, T0 + 3 * MIN);
       await restarted.rollUpHistory(market, "1m", T0, T0 + 3 * MIN);
       quotes = new QuoteBook();

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type Config, testConfig } from "../../src/config";
 import { fakeVenueUrls } from "../../src/demo";
 import { ManualClock, systemClock } from "../../src/infra/clock";
+import { silentLogger } from "../../src/infra/log";
 import type { CrossEvent, CrossEventLookup, CrossEventPair } from "../../src/matching/types";
 import type { VenueId } from "../../src/venues/model";
 import { createVenues } from "../../src/venues/registry";
@@ -69,7 +70,7 @@ beforeAll(async () => {
   polymarket.script.setFees(FED_PM, false);
   polymarket.script.setFees(CUTS_PM, false);
   config = testConfig({ venues: ["polymarket", "kalshi"], venueUrls: fakeVenueUrls(polymarket, kalshi) });
-  venues = createVenues(config, systemClock, { info() {}, warn() {} });
+  venues = createVenues(config, systemClock, silentLogger);
 });
 
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Config, testConfig } from "../../src/config";
 import { fakeVenueUrls } from "../../src/demo";
 import { ManualClock, systemClock } from "../../src/infra/clock";
+import { silentLogger } from "../../src/infra/log";
 import type { Candle, PricePoint, VenueHistory, VenueId } from "../../src/venues/model";
 import { createVenues } from "../../src/venues/registry";
 import type { Venue } from "../../src/venues/venue";
@@ -51,7 +52,7 @@ beforeAll(async () => {
     venues: ["polymarket", "kalshi"],
     venueUrls: fakeVenueUrls(polymarket, kalshi),
   });
-  venues = createVenues(config, systemClock, { info() {}, warn() {} });
+  venues = createVenues(config, systemClock, silentLogger);
   for (const [id, venue] of venues) {
     const original = venue.getPriceHistory.bind(venue);
     direct.set(id, original);

@@ -9,6 +9,7 @@ import type { Duplex } from "node:stream";
 import { seededRandom } from "@crossbook/fakes/random";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { silentLogger } from "../../src/infra/log";
 import { MemoryConnectionSlots } from "../../src/infra/slots/memory";
 import type { QuoteUpdate } from "../../src/prices/service";
 import { type HubOptions, StreamHub } from "../../src/stream/hub";
@@ -103,7 +104,7 @@ function setup(options: Partial<HubOptions> = {}) {
       resolveMarkets: async (ids) => ({ found: [...ids], missing: [] }),
       snapshot: () => undefined,
       watch: () => {},
-      log: { info() {}, warn() {} },
+      log: silentLogger,
     },
     { heartbeatMs: 3_600_000, flushIntervalMs: 0, timers: clock, ...options },
   );
@@ -371,7 +372,7 @@ describe("stream hub under random traffic", () => {
           // Markets nobody has published yet start at price 0.
           snapshot: (id) => update(id, 0),
           watch: () => {},
-          log: { info() {}, warn() {} },
+          log: silentLogger,
         },
         {
           heartbeatMs: 3_600_000,

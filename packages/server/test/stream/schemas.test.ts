@@ -11,6 +11,7 @@ import fc from "fast-check";
 import type { Static, TSchema } from "typebox";
 import { describe, expect, it } from "vitest";
 import type WebSocket from "ws";
+import { silentLogger } from "../../src/infra/log";
 import { MemoryConnectionSlots } from "../../src/infra/slots/memory";
 import type { QuoteUpdateSchema } from "../../src/prices/schemas";
 import type { QuoteUpdate } from "../../src/prices/service";
@@ -97,7 +98,7 @@ function hubWith(deps: Partial<HubDeps> = {}, options: Partial<HubOptions> = {})
       resolveMarkets: async (ids) => ({ found: [...ids], missing: [] }),
       snapshot: () => undefined,
       watch: () => {},
-      log: { info() {}, warn() {} },
+      log: silentLogger,
       ...deps,
     },
     { heartbeatMs: 3_600_000, flushIntervalMs: 0, timers: clock, ...options },

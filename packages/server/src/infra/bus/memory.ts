@@ -1,11 +1,15 @@
+import { type Logger, silentLogger } from "../log";
 import type { Bus, BusHandler } from "./bus";
 
-/** Same-process bus: handlers run synchronously in publish order; a throwing handler is isolated. */
+/**
+ * Same-process bus: handlers run synchronously in publish order. A throwing handler is logged and
+ * isolated, so the others still get the message and the publisher never sees the failure.
+ */
 export class MemoryBus implements Bus {
   readonly kind = "memory" as const;
   readonly #channels = new Map<string, Set<BusHandler>>();
 
-  constructor(private readonly onHandlerError: (error: unknown) => void = () => {}) {}
+  constructor(private readonly log: Logger = silentLogger) {}
 
   async publish(channel: string, message: unknown): Promise<void> {
     this.publishSync(channel, message);
@@ -19,7 +23,7 @@ export class MemoryBus implements Bus {
       try {
         handler(message);
       } catch (error) {
-        this.onHandlerError(error);
+        this.log.warn({ err: error, channel }, "bus handler failed");
       }
     }
   }

@@ -1,10 +1,12 @@
 import { Redis } from "ioredis";
+import { type Logger, silentLogger } from "../log";
 import type { Bus, BusHandler } from "./bus";
 
 /**
  * Redis pub/sub bus. Messages are JSON; channels are namespaced by `prefix` so several deployments
  * (or test runs) can share one Redis. Publishing and subscribing use separate connections because a
- * subscribed Redis connection cannot issue other commands.
+ * subscribed Redis connection cannot issue other commands. A message that is not JSON, or a handler
+ * that throws, is logged and skipped; the other handlers still get it.
  */
 export class RedisBus implements Bus {
   readonly kind = "redis" as const;
@@ -15,7 +17,7 @@ export class RedisBus implements Bus {
   constructor(
     url: string,
     private readonly prefix = "crossbook:",
-    private readonly onHandlerError: (error: unknown) => void = () => {},
+    private readonly log: Logger = silentLogger,
   ) {
     this.#publisher = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3 });
     this.#subscriber = new Redis(url, { lazyConnect: false });
@@ -26,14 +28,16 @@ export class RedisBus implements Bus {
       try {
         message = JSON.parse(payload);
       } catch (error) {
-        this.onHandlerError(error);
+        const channel = fullChannel.slice(this.prefix.length);
+        this.log.warn({ err: error, channel }, "bus message is not JSON; dropped");
         return;
       }
       for (const handler of handlers) {
         try {
           handler(message);
         } catch (error) {
-          this.onHandlerError(error);
+          const channel = fullChannel.slice(this.prefix.length);
+          this.log.warn({ err: error, channel }, "bus handler failed");
         }
       }
     });

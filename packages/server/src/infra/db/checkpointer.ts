@@ -4,8 +4,7 @@
  * A commit appends pages to the WAL; a checkpoint copies them into the database file and, to be
  * safe against power loss, fsyncs the WAL before and the database after. By default the connection
  * that commits runs a checkpoint itself every 1,000 WAL pages, synchronously: on the server that is
- * the event loop, stalled for the copy and for about 3.5 ms of fsyncs (measured on the bench
- * machine), every few hundred order placements.
+ * the event loop, stalled for the copy and for the fsyncs, every few hundred order placements.
  *
  * Here a worker thread with its own connection runs PASSIVE checkpoints instead: it never waits for
  * the writer and never blocks it, and its work happens on another core. The server's connection
@@ -26,11 +25,9 @@ export const BACKSTOP_CHECKPOINT_PAGES = 4_000;
 /**
  * Delay between checkpoints while the WAL grows. Not shorter: a checkpoint that catches up lets the
  * next commit start the WAL over, and SQLite then fsyncs the WAL header on the committing
- * connection, the event loop (about 0.4 ms on the bench machine). At 10 ms that happened about 28
- * times a second under the orders bench; at 100 ms at most 10, and pages that several commits
- * rewrote in between are copied once (the server's other threads, mostly this one, went from 11 to
- * 7.4 µs of CPU per order). The WAL stays far below the backstop: about 1,200 pages accumulate in
- * 100 ms at 12,000 orders a second.
+ * connection, the event loop. Fewer checkpoints mean fewer of those fsyncs, and pages that several
+ * commits rewrote in between are copied once. Not longer: the WAL must stay far below the backstop
+ * (`BACKSTOP_CHECKPOINT_PAGES`) at the highest write rate the server sustains (bench/orders.ts).
  */
 const BUSY_MS = 100;
 /** Longest delay when nothing is written (the delay doubles up to it). */

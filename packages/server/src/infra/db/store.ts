@@ -101,8 +101,8 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     registerSqliteConnection(db, database);
     const dataVersion = database.prepare("PRAGMA data_version").pluck();
-    // Reading data_version costs a few microseconds; read it once per turn of the event loop, so a
-    // burst of requests handled together shares one read.
+    // Reading data_version runs a statement; read it once per turn of the event loop, so a burst of
+    // requests handled together shares one read.
     let versionThisTurn: number | undefined;
     const externalChangeCounter = () => {
       if (versionThisTurn === undefined && database.open) {

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Clock, isoNow, systemClock } from "../../infra/clock";
+import { type Logger, silentLogger } from "../../infra/log";
 import type { Micros } from "../decimal";
 import { isVenueError, VenueError } from "../errors";
 import type { Candle, MarketStatus, OrderBook, VenueEvent, VenueMarket } from "../model";
@@ -48,16 +49,11 @@ import {
 } from "./normalize";
 import { orderFromV2Response, toV2OrderBody } from "./orders";
 
-export interface KalshiLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
 export interface KalshiVenueConfig {
   apiUrl: string;
   wsUrl: string;
   clock?: Clock;
-  log?: KalshiLog;
+  log?: Logger;
   /**
    * Signs the market-data WebSocket, which Kalshi requires ("authentication is required to
    * establish the connection", docs.kalshi.com/websockets/websocket-connection). Without it no feed
@@ -110,8 +106,7 @@ export class KalshiVenue implements Venue {
 
   constructor(private readonly config: KalshiVenueConfig) {
     this.#clock = config.clock ?? systemClock;
-    const log = config.log;
-    this.reporter = createDataReporter("kalshi", (obj, msg) => log?.warn(obj, msg));
+    this.reporter = createDataReporter("kalshi", config.log ?? silentLogger);
     if (config.feedKey) this.capabilities = KALSHI_CAPABILITIES;
     else {
       // An unsigned upgrade is refused (401): rather than a socket that reconnects forever, no feed.
@@ -158,7 +153,7 @@ export class KalshiVenue implements Venue {
         events.push(event);
       } catch (error) {
         if (!(error instanceof KalshiParseError)) throw error;
-        this.reporter.report("event_parse_failed", { error: error.message });
+        this.reporter.report("event_parse_failed", { err: error });
       }
     }
     return events;
@@ -209,7 +204,7 @@ export class KalshiVenue implements Venue {
       for (const raw of Array.isArray(list) ? list : []) this.#learnSeries(raw);
       this.#seriesCheckedAt = now;
     } catch (error) {
-      this.reporter.report("series_lookup_failed", { error: String(error) });
+      this.reporter.report("series_lookup_failed", { err: error });
     }
   }
 
@@ -220,7 +215,7 @@ export class KalshiVenue implements Venue {
       const body = await this.#fetcher.get(`/series/${encodeURIComponent(seriesTicker)}`);
       this.#learnSeries(body["series"]);
     } catch (error) {
-      this.reporter.report("series_lookup_failed", { series_ticker: seriesTicker, error: String(error) });
+      this.reporter.report("series_lookup_failed", { err: error, series_ticker: seriesTicker });
     }
   }
 
@@ -257,7 +252,7 @@ export class KalshiVenue implements Venue {
     let info: EventInfo | undefined;
     if (typeof eventTicker === "string" && eventTicker.length > 0) {
       info = await this.#event(eventTicker).catch((error: unknown) => {
-        this.reporter.report("event_lookup_failed", { event_ticker: eventTicker, error: String(error) });
+        this.reporter.report("event_lookup_failed", { err: error, event_ticker: eventTicker });
         return undefined;
       });
     }
@@ -366,7 +361,7 @@ export class KalshiVenue implements Venue {
       .get("/historical/cutoff")
       .then((body) => normalizeCutoff(body, this.#ctx()))
       .catch((error: unknown) => {
-        this.reporter.report("historical_cutoff_unavailable", { error: String(error) });
+        this.reporter.report("historical_cutoff_unavailable", { err: error });
         return null;
       });
     this.#cutoff = { at: now, value };
@@ -541,7 +536,7 @@ export class KalshiVenue implements Venue {
         out.push(parse(raw, ctx));
       } catch (error) {
         if (!(error instanceof KalshiParseError)) throw error;
-        this.reporter.report(`${what}_parse_failed`, { error: error.message });
+        this.reporter.report(`${what}_parse_failed`, { err: error });
       }
     }
     return out;

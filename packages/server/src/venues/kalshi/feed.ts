@@ -18,7 +18,7 @@ import type { FeedEvent, FeedSubscription, VenueFill } from "../venue";
 import { type KalshiKey, kalshiAuthHeaders } from "./auth";
 import { LocalBook } from "./book";
 import { parseWsMessage } from "./messages";
-import { KalshiParseError, type NormalizeContext, type Report, tickerFromMarketId } from "./normalize";
+import { type NormalizeContext, type Report, tickerFromMarketId } from "./normalize";
 
 export const MARKET_CHANNELS = ["orderbook_delta", "ticker", "trade"] as const;
 
@@ -150,7 +150,7 @@ export class KalshiFeed implements FeedSubscription {
     try {
       this.#options.onEvent(event);
     } catch (error) {
-      this.#options.report("feed_listener_threw", { error: String(error) });
+      this.#options.report("feed_listener_threw", { err: error });
     }
   }
 
@@ -254,10 +254,7 @@ export class KalshiFeed implements FeedSubscription {
     try {
       message = parseWsMessage(JSON.parse(text), this.#ctx);
     } catch (error) {
-      this.#options.report("ws_frame_unreadable", {
-        error:
-          error instanceof KalshiParseError || error instanceof SyntaxError ? error.message : String(error),
-      });
+      this.#options.report("ws_frame_unreadable", { err: error });
       return;
     }
     switch (message.type) {

@@ -422,7 +422,7 @@ export function normalizeMarkets(
     } catch (error) {
       if (!(error instanceof KalshiParseError)) throw error;
       skipped.push(error.ticker);
-      ctx.report("market_parse_failed", { ticker: error.ticker, error: error.message });
+      ctx.report("market_parse_failed", { err: error, ticker: error.ticker });
     }
   }
   return { markets, skipped, mveDropped };

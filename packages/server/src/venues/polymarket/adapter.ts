@@ -6,6 +6,7 @@
  */
 import { randomInt } from "node:crypto";
 import { type Clock, isoFromMs, systemClock } from "../../infra/clock";
+import { type Logger, silentLogger } from "../../infra/log";
 import { formatMicros, type Micros } from "../decimal";
 import { VenueError } from "../errors";
 import type { RequestOptions } from "../http";
@@ -33,7 +34,7 @@ import {
 } from "./account";
 import { PolymarketAuth, type Session } from "./auth";
 import { ShardedMarketFeed } from "./feed";
-import { type FetcherOptions, PolymarketFetcher, RATE_LIMITS, silentLog, type VenueLog } from "./fetcher";
+import { type FetcherOptions, PolymarketFetcher, RATE_LIMITS } from "./fetcher";
 import { clobFeeSchedule, isObject, micros, PolymarketParseError } from "./normalize";
 import {
   type AmountProblem,
@@ -56,7 +57,7 @@ export interface PolymarketVenueConfig {
   /** Data API (positions); defaults to production. */
   dataUrl?: string;
   clock?: Clock;
-  log?: VenueLog;
+  log?: Logger;
   /** 137 (Polygon) unless testing against Amoy (80002). */
   chainId?: number;
   http?: FetcherOptions["http"];
@@ -140,13 +141,13 @@ export class PolymarketVenue implements Venue {
   readonly fetcher: PolymarketFetcher;
   readonly #auth: PolymarketAuth;
   readonly #clock: Clock;
-  readonly #log: VenueLog;
+  readonly #log: Logger;
   readonly #chainId: number;
   #version: Promise<number> | null = null;
 
   constructor(private readonly config: PolymarketVenueConfig) {
     this.#clock = config.clock ?? systemClock;
-    this.#log = config.log ?? silentLog;
+    this.#log = config.log ?? silentLogger;
     this.#chainId = config.chainId ?? 137;
     this.fetcher = new PolymarketFetcher({
       gammaUrl: config.gammaUrl,
@@ -506,7 +507,10 @@ export class PolymarketVenue implements Venue {
         return normalizeTradeFills(row, us, resolve, this.fetcher.report);
       } catch (error) {
         if (!(error instanceof PolymarketParseError)) throw error;
-        this.#log.warn({ venue: "polymarket", item: error.itemId }, `polymarket: skipped ${error.message}`);
+        this.#log.warn(
+          { err: error, venue: "polymarket", item: error.itemId },
+          `polymarket: skipped ${error.message}`,
+        );
         return [];
       }
     });
@@ -623,7 +627,10 @@ export class PolymarketVenue implements Venue {
         out.push(parse(row));
       } catch (error) {
         if (!(error instanceof PolymarketParseError)) throw error;
-        this.#log.warn({ venue: "polymarket", item: error.itemId }, `polymarket: skipped ${error.message}`);
+        this.#log.warn(
+          { err: error, venue: "polymarket", item: error.itemId },
+          `polymarket: skipped ${error.message}`,
+        );
       }
     }
     return out;

@@ -14,16 +14,16 @@
  */
 import WebSocket from "ws";
 import { type Clock, isoFromMs } from "../../infra/clock";
+import type { Logger } from "../../infra/log";
 import type { FeedEvent, FeedSubscription } from "../venue";
 import { LocalBooks } from "./books";
-import type { VenueLog } from "./fetcher";
 import { parseWsFrame, type Report, type TokenPair } from "./normalize";
 
 export interface MarketFeedOptions {
   /** Full market-channel URL, e.g. wss://ws-subscriptions-clob.polymarket.com/ws/market. */
   url: string;
   clock: Clock;
-  log: VenueLog;
+  log: Logger;
   report: Report;
   /** VENUES.md: PING every 10 s. */
   pingIntervalMs?: number;
@@ -128,7 +128,7 @@ export class MarketFeed implements FeedSubscription {
     try {
       this.onEvent(event);
     } catch (error) {
-      this.options.log.warn({ venue: "polymarket", error: String(error) }, "polymarket feed: listener threw");
+      this.options.log.warn({ err: error, venue: "polymarket" }, "polymarket feed: listener threw");
     }
   }
 
@@ -170,7 +170,7 @@ export class MarketFeed implements FeedSubscription {
       }
     });
     socket.on("error", (error) => {
-      this.options.log.warn({ venue: "polymarket", error: error.message }, "polymarket feed: socket error");
+      this.options.log.warn({ err: error, venue: "polymarket" }, "polymarket feed: socket error");
     });
     socket.on("close", (code, reason) => {
       if (this.#socket !== socket) return;

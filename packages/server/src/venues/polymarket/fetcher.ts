@@ -9,6 +9,7 @@
  * pages end when `next_cursor` is absent. VENUES.md §1.2, §1.3, §1.7.
  */
 import { type Clock, isoFromMs, systemClock } from "../../infra/clock";
+import { type Logger, silentLogger } from "../../infra/log";
 import { VenueError } from "../errors";
 import { VenueHttp, type VenueHttpOptions } from "../http";
 import type { OrderBook, PricePoint, VenueEvent, VenueHistory, VenueMarket } from "../model";
@@ -24,13 +25,6 @@ import {
   type Report,
   type TokenPair,
 } from "./normalize";
-
-export interface VenueLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export const silentLog: VenueLog = { info: () => {}, warn: () => {} };
 
 /** Budgets from VENUES.md §1.7 (per 10 s), the tightest endpoint of each host we call. */
 export const RATE_LIMITS = {
@@ -84,8 +78,8 @@ export function describePolymarketError(body: unknown): { message?: string; code
 }
 
 /** Logs each report kind once per adapter, counting the rest (VENUES "Bad input": once per kind). */
-export function reportOnce(log: VenueLog): Report {
-  const reporter = createDataReporter("polymarket", (obj, msg) => log.warn(obj, msg));
+export function reportOnce(log: Logger): Report {
+  const reporter = createDataReporter("polymarket", log);
   return (kind, detail) => reporter.report(kind, { detail });
 }
 
@@ -94,7 +88,7 @@ export interface FetcherOptions {
   clobUrl: string;
   dataUrl: string;
   clock?: Clock;
-  log?: VenueLog;
+  log?: Logger;
   /** Overrides for every VenueHttp (tests: sleep, retries, timeouts). */
   http?: Partial<Omit<VenueHttpOptions, "venue" | "baseUrl" | "rateLimit">>;
 }
@@ -113,7 +107,7 @@ export class PolymarketFetcher {
   readonly trade: VenueHttp;
   readonly data: VenueHttp;
   readonly clock: Clock;
-  readonly log: VenueLog;
+  readonly log: Logger;
   readonly report: Report;
   /** conditionId -> tokens and order rules, from every market we have parsed. */
   readonly #meta = new Map<string, MarketMeta>();
@@ -122,7 +116,7 @@ export class PolymarketFetcher {
 
   constructor(options: FetcherOptions) {
     this.clock = options.clock ?? systemClock;
-    this.log = options.log ?? silentLog;
+    this.log = options.log ?? silentLogger;
     this.report = reportOnce(this.log);
     const make = (baseUrl: string, rateLimit: RateLimitSpec) =>
       new VenueHttp({

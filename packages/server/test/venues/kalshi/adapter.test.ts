@@ -7,6 +7,7 @@ import { constants, generateKeyPairSync, verify } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../../src/infra/log";
 import { createKalshiVenue, type KalshiVenueConfig } from "../../../src/venues/kalshi/adapter";
 import type { VenueCredentials, VenueOrderRequest } from "../../../src/venues/venue";
 import { fixture } from "./fixtures";
@@ -95,7 +96,7 @@ function venue(overrides: Partial<KalshiVenueConfig> = {}) {
   return createKalshiVenue({
     apiUrl,
     wsUrl: "ws://127.0.0.1:1/trade-api/ws/v2",
-    log: { info: () => {}, warn: (obj, msg) => warnings.push({ obj, msg }) },
+    log: { ...silentLogger, warn: (obj, msg) => warnings.push({ obj, msg }) },
     http: {
       sleep: async (ms) => {
         sleeps.push(ms);

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/infra/clock";
+import { silentLogger } from "../../../src/infra/log";
 import { VenueError } from "../../../src/venues/errors";
 import { PolymarketVenue } from "../../../src/venues/polymarket/adapter";
 import { C1, fixture, T1N, T1Y } from "./fixtures";
@@ -34,6 +35,7 @@ function venue() {
     wsUrl: "ws://127.0.0.1:1/ws",
     clock: new ManualClock(Date.UTC(2026, 10, 22, 12)),
     log: {
+      ...silentLogger,
       info: (obj, msg) => logs.push({ level: "info", obj, msg }),
       warn: (obj, msg) => logs.push({ level: "warn", obj, msg }),
     },

@@ -11,6 +11,7 @@ import { DEFAULT_WORLD, type SeedMarket } from "@crossbook/fakes/world";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { systemClock } from "../../../src/infra/clock";
+import { silentLogger } from "../../../src/infra/log";
 import type { PricePoint } from "../../../src/venues/model";
 import { PolymarketVenue } from "../../../src/venues/polymarket/adapter";
 import type { FeedEvent, VenueCredentials } from "../../../src/venues/venue";
@@ -52,7 +53,7 @@ function venue(feed: NonNullable<ConstructorParameters<typeof PolymarketVenue>[0
     dataUrl: fake.dataUrl,
     wsUrl: fake.wsUrl,
     clock: systemClock,
-    log: { info: (_o, msg) => logs.push(msg), warn: (_o, msg) => logs.push(msg) },
+    log: { ...silentLogger, info: (_o, msg) => logs.push(msg), warn: (_o, msg) => logs.push(msg) },
     http: { backoffBaseMs: 5, backoffCapMs: 20 },
     feed: { pingIntervalMs: 100, backoffBaseMs: 20, backoffCapMs: 100, ...feed },
   });

@@ -9,6 +9,7 @@ import type { SeedMarket } from "@crossbook/fakes/world";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { systemClock } from "../../../src/infra/clock";
+import { silentLogger } from "../../../src/infra/log";
 import { positionLeg } from "../../../src/venues/polymarket/account";
 import { PolymarketVenue } from "../../../src/venues/polymarket/adapter";
 import type { VenueCredentials } from "../../../src/venues/venue";
@@ -49,7 +50,7 @@ function venue() {
     dataUrl: fake.dataUrl,
     wsUrl: fake.wsUrl,
     clock: systemClock,
-    log: { info() {}, warn() {} },
+    log: silentLogger,
     http: { backoffBaseMs: 1, backoffCapMs: 5 },
   });
 }

@@ -4,8 +4,8 @@ import type { Dialect } from "../store";
 /**
  * Two indexes that every order placement paid for and no query used:
  * - `events.id` was unique. Events are read by position (`seq`, and `tx_id` on PostgreSQL), never
- *   looked up by id; ids are ULIDs (infra/ids.ts), unique without the index. On SQLite the index
- *   cost about 1.5 µs of each event written, 5 to 10 % of a placement's database work.
+ *   looked up by id; ids are ULIDs (infra/ids.ts), unique without the index. On SQLite every event
+ *   written paid to maintain the index.
  * - `fills_account_idx` (account, environment, time): fills are read per order only; the sandbox
  *   reset, its one other user, now finds an owner's fills through their orders.
  *
