@@ -120,80 +120,118 @@ export const FALLBACK_CONTEXT =
 const TERM_CONTEXT =
   /\b(term|congress|session)\s+(that\s+)?(begin|begins|beginning|start|starts|starting|commencing)\s+(in|on)?\s*$/;
 
+// The patterns of `findDates`, built once. Each is global and read with `exec` from the start of the
+// text (`firstMatch`): building a pattern per call, and the copy `matchAll` makes of it, was garbage
+// for every text read. None of them matches an empty string, so each loop ends.
+const ISO_DAY = /\b(20\d\d)-(\d\d)-(\d\d)\b/g;
+const SLASH_DAY = /\b(\d{1,2})\/(\d{1,2})\/(\d{2,4})\b/g;
+/** "December 8-9, 2026" (a two-day meeting) is about its last day. */
+const MONTH_DAY = new RegExp(
+  `\\b${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:\\s*(?:-|to|and|&)\\s*(\\d{1,2})(?:st|nd|rd|th)?)?\\b(?:,?\\s*(20\\d\\d|'\\d\\d))?`,
+  "g",
+);
+const DAY_MONTH = new RegExp(
+  `\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\b(?:,?\\s*(20\\d\\d))?`,
+  "g",
+);
+const BEFORE_YEAR = /\bbefore (?:january 1,? )?(20\d\d)\b(?! *[-/])/g;
+/** "at the end of December 2026": the state at one instant, the month's last day. */
+const END_OF_MONTH = new RegExp(`\\b(?:at|as of|on) the end of ${MONTH_RE}(?:,?\\s*(20\\d\\d))?\\b`, "g");
+const END_OF_YEAR = /\b(?:the )?end of (20\d\d)\b/g;
+const MONTH_YEAR = new RegExp(`\\b${MONTH_RE}(?:\\s+|\\s*'|,\\s*)(20\\d\\d|\\d\\d)\\b`, "g");
+const QUARTER = /\b(?:q([1-4])\s*(20\d\d)|(first|second|third|fourth) quarter(?: of)? (20\d\d))\b/g;
+/** A season written across two years: "2026-27", "2026/27", "2026-2027". */
+const SEASON = /\b(20\d\d)\s?[-/]\s?(?:20)?(\d\d)\b(?!\s?[-/]\d)/g;
+const YEAR = /\b(20\d\d)\b/g;
+
+/** The first match of the global pattern `re` in `s`; `re.exec(s)` then gives the next ones. */
+function firstMatch(re: RegExp, s: string): RegExpExecArray | null {
+  re.lastIndex = 0;
+  return re.exec(s);
+}
+
+/** One reading of a text by `findDates`: what it found so far, and which characters that took. */
+interface DateScan {
+  s: string;
+  out: RawDate[];
+  /**
+   * Characters already read as part of a date: a later pattern may not reuse them. One flag per
+   * character keeps the check proportional to the mention, not to the mentions found so far.
+   */
+  taken: Uint8Array;
+}
+
+/** A day's key and kind from the words before it: "before" it is a deadline the day before. */
+function kindAt(s: string, index: number, day: string): { key: string; kind: DateMention["kind"] } {
+  const before = s.slice(Math.max(0, index - 28), index);
+  if (/\b(before|prior to)\s*$/.test(before)) return { key: shiftDay(day, -1), kind: "by" };
+  if (/\b(by|on or before|no later than|through|until|ending|deadline)\s*(the end of\s*)?$/.test(before))
+    return { key: day, kind: "by" };
+  return { key: day, kind: "on" };
+}
+
+/** Records a mention unless a mention found earlier took any of its characters. */
+function push(scan: DateScan, index: number, length: number, mention: DateMention): void {
+  const { s, taken } = scan;
+  for (let i = index; i < index + length; i++) if (taken[i]) return;
+  taken.fill(1, index, index + length);
+  const before = s.slice(Math.max(0, index - 100), index);
+  scan.out.push({ index, mention, fallback: FALLBACK_CONTEXT.test(before) || TERM_CONTEXT.test(before) });
+}
+
+/** The year a date writes ("2027", "'27", "27"), else the one `yearOf` puts it in. */
+function explicit(y: string | undefined, month: number, day: number, yearOf: YearOf): number {
+  return y ? fullYear(y.replace("'", ""), 2026) : yearOf(month, day);
+}
+
 /** Every date mention in normalised text, with its position; `yearOf` fills in a missing year. */
 export function findDates(s: string, yearOf: YearOf): RawDate[] {
-  const out: RawDate[] = [];
-  const kindAt = (index: number, day: string): { key: string; kind: DateMention["kind"] } => {
-    const before = s.slice(Math.max(0, index - 28), index);
-    if (/\b(before|prior to)\s*$/.test(before)) return { key: shiftDay(day, -1), kind: "by" };
-    if (/\b(by|on or before|no later than|through|until|ending|deadline)\s*(the end of\s*)?$/.test(before))
-      return { key: day, kind: "by" };
-    return { key: day, kind: "on" };
-  };
-  // Characters already read as part of a date: a later pattern may not reuse them. One flag per
-  // character keeps the check proportional to the mention, not to the mentions found so far.
-  const taken = new Uint8Array(s.length);
-  const free = (a: number, b: number) => {
-    for (let i = a; i < b; i++) if (taken[i]) return false;
-    return true;
-  };
-  const push = (index: number, length: number, mention: DateMention) => {
-    if (!free(index, index + length)) return;
-    taken.fill(1, index, index + length);
-    const before = s.slice(Math.max(0, index - 100), index);
-    out.push({ index, mention, fallback: FALLBACK_CONTEXT.test(before) || TERM_CONTEXT.test(before) });
-  };
-  const explicit = (y: string | undefined, month: number, day: number) =>
-    y ? fullYear(y.replace("'", ""), 2026) : yearOf(month, day);
-  for (const m of s.matchAll(/\b(20\d\d)-(\d\d)-(\d\d)\b/g)) {
-    const k = kindAt(m.index, dayKey(Number(m[1]), Number(m[2]), Number(m[3])));
-    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+  const scan: DateScan = { s, out: [], taken: new Uint8Array(s.length) };
+  const out = scan.out;
+  for (let m = firstMatch(ISO_DAY, s); m; m = ISO_DAY.exec(s)) {
+    const k = kindAt(s, m.index, dayKey(Number(m[1]), Number(m[2]), Number(m[3])));
+    push(scan, m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
   }
-  for (const m of s.matchAll(/\b(\d{1,2})\/(\d{1,2})\/(\d{2,4})\b/g)) {
-    const k = kindAt(m.index, dayKey(explicit(m[3], Number(m[1]), Number(m[2])), Number(m[1]), Number(m[2])));
-    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+  for (let m = firstMatch(SLASH_DAY, s); m; m = SLASH_DAY.exec(s)) {
+    const year = explicit(m[3], Number(m[1]), Number(m[2]), yearOf);
+    const k = kindAt(s, m.index, dayKey(year, Number(m[1]), Number(m[2])));
+    push(scan, m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
   }
-  // "December 8-9, 2026" (a two-day meeting) is about its last day.
-  for (const m of s.matchAll(
-    new RegExp(
-      `\\b${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:\\s*(?:-|to|and|&)\\s*(\\d{1,2})(?:st|nd|rd|th)?)?\\b(?:,?\\s*(20\\d\\d|'\\d\\d))?`,
-      "g",
-    ),
-  )) {
+  for (let m = firstMatch(MONTH_DAY, s); m; m = MONTH_DAY.exec(s)) {
     const month = MONTHS[m[1]!]!;
     const day = Number(m[3] ?? m[2]);
-    const year = explicit(m[4], month, day);
-    const k = kindAt(m.index, dayKey(year, month, day));
-    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+    const year = explicit(m[4], month, day, yearOf);
+    const k = kindAt(s, m.index, dayKey(year, month, day));
+    push(scan, m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
     if (m[3] && out.length > 0 && out[out.length - 1]!.index === m.index)
       out[out.length - 1]!.start = dayKey(year, month, Number(m[2]));
   }
-  for (const m of s.matchAll(
-    new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}\\b(?:,?\\s*(20\\d\\d))?`, "g"),
-  )) {
+  for (let m = firstMatch(DAY_MONTH, s); m; m = DAY_MONTH.exec(s)) {
     const month = MONTHS[m[2]!]!;
-    const k = kindAt(m.index, dayKey(explicit(m[3], month, Number(m[1])), month, Number(m[1])));
-    push(m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
+    const k = kindAt(s, m.index, dayKey(explicit(m[3], month, Number(m[1]), yearOf), month, Number(m[1])));
+    push(scan, m.index, m[0].length, { key: k.key, level: "day", kind: k.kind });
   }
-  for (const m of s.matchAll(/\bbefore (?:january 1,? )?(20\d\d)\b(?! *[-/])/g)) {
-    push(m.index, m[0].length, { key: dayKey(Number(m[1]) - 1, 12, 31), level: "day", kind: "by" });
+  for (let m = firstMatch(BEFORE_YEAR, s); m; m = BEFORE_YEAR.exec(s)) {
+    push(scan, m.index, m[0].length, { key: dayKey(Number(m[1]) - 1, 12, 31), level: "day", kind: "by" });
   }
-  // "at the end of December 2026": the state at one instant, the month's last day.
-  for (const m of s.matchAll(
-    new RegExp(`\\b(?:at|as of|on) the end of ${MONTH_RE}(?:,?\\s*(20\\d\\d))?\\b`, "g"),
-  )) {
+  for (let m = firstMatch(END_OF_MONTH, s); m; m = END_OF_MONTH.exec(s)) {
     const month = MONTHS[m[1]!]!;
     const year = m[2] ? Number(m[2]) : yearOf(month, 28);
     const last = new Date(Date.UTC(year, month, 0)).getUTCDate();
-    push(m.index, m[0].length, { key: dayKey(year, month, last), level: "day", kind: "on", instant: true });
+    push(scan, m.index, m[0].length, {
+      key: dayKey(year, month, last),
+      level: "day",
+      kind: "on",
+      instant: true,
+    });
   }
-  for (const m of s.matchAll(/\b(?:the )?end of (20\d\d)\b/g)) {
-    push(m.index, m[0].length, { key: dayKey(Number(m[1]), 12, 31), level: "day", kind: "by" });
+  for (let m = firstMatch(END_OF_YEAR, s); m; m = END_OF_YEAR.exec(s)) {
+    push(scan, m.index, m[0].length, { key: dayKey(Number(m[1]), 12, 31), level: "day", kind: "by" });
   }
-  for (const m of s.matchAll(new RegExp(`\\b${MONTH_RE}(?:\\s+|\\s*'|,\\s*)(20\\d\\d|\\d\\d)\\b`, "g"))) {
+  for (let m = firstMatch(MONTH_YEAR, s); m; m = MONTH_YEAR.exec(s)) {
     const before = s.slice(Math.max(0, m.index - 12), m.index);
     const kind = /\b(by|before|until|through)\s*(the end of\s*)?$/.test(before) ? "by" : "in";
-    push(m.index, m[0].length, {
+    push(scan, m.index, m[0].length, {
       key: `${fullYear(m[2], 2026)}-${pad(MONTHS[m[1]!]!)}`,
       level: "month",
       kind,
@@ -202,7 +240,7 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
   // A month without a year ("in November?"): the one nearest the close. Not when a number follows
   // the words after it ("in May 2027", "by March of next year 5"): that was a dated mention above.
   let digitAhead: Uint8Array | null = null;
-  for (const m of s.matchAll(MONTH_WITHOUT_YEAR)) {
+  for (let m = firstMatch(MONTH_WITHOUT_YEAR, s); m; m = MONTH_WITHOUT_YEAR.exec(s)) {
     digitAhead ??= digitAfterWords(s);
     let length = m[0].length;
     if (digitAhead[m.index + length]) {
@@ -212,28 +250,25 @@ export function findDates(s: string, yearOf: YearOf): RawDate[] {
     }
     const month = MONTHS[m[2]!]!;
     const at = m.index + m[1]!.length + 1;
-    push(at, length - m[1]!.length - 1, {
+    push(scan, at, length - m[1]!.length - 1, {
       key: `${yearOf(month, 15)}-${pad(month)}`,
       level: "month",
       kind: m[1] === "by" || m[1] === "through" ? "by" : "in",
     });
   }
-  for (const m of s.matchAll(
-    /\b(?:q([1-4])\s*(20\d\d)|(first|second|third|fourth) quarter(?: of)? (20\d\d))\b/g,
-  )) {
+  for (let m = firstMatch(QUARTER, s); m; m = QUARTER.exec(s)) {
     const q = m[1] ?? String(["first", "second", "third", "fourth"].indexOf(m[3]!) + 1);
-    push(m.index, m[0].length, { key: `${m[2] ?? m[4]}-Q${q}`, level: "quarter", kind: "in" });
+    push(scan, m.index, m[0].length, { key: `${m[2] ?? m[4]}-Q${q}`, level: "quarter", kind: "in" });
   }
-  // A season written across two years: "2026-27", "2026/27", "2026-2027".
-  for (const m of s.matchAll(/\b(20\d\d)\s?[-/]\s?(?:20)?(\d\d)\b(?!\s?[-/]\d)/g)) {
+  for (let m = firstMatch(SEASON, s); m; m = SEASON.exec(s)) {
     const start = Number(m[1]);
     if ((start + 1) % 100 !== Number(m[2])) continue;
-    push(m.index, m[0].length, { key: m[1]!, level: "year", kind: "in", alt: String(start + 1) });
+    push(scan, m.index, m[0].length, { key: m[1]!, level: "year", kind: "in", alt: String(start + 1) });
   }
-  for (const m of s.matchAll(/\b(20\d\d)\b/g)) {
+  for (let m = firstMatch(YEAR, s); m; m = YEAR.exec(s)) {
     const before = s.slice(Math.max(0, m.index - 16), m.index);
     const kind = /\b(by|before|until|through)\s*(the end of\s*)?$/.test(before) ? "by" : "in";
-    push(m.index, m[0].length, { key: m[1]!, level: "year", kind });
+    push(scan, m.index, m[0].length, { key: m[1]!, level: "year", kind });
   }
   return out.sort((a, b) => a.index - b.index);
 }

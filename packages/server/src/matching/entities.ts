@@ -105,6 +105,20 @@ export function entityAliases(entity: string): string[] {
   const city = TEAM_CITY[entity];
   return city ? [entity, ...city.split("-")] : [entity];
 }
+
+/**
+ * Whether `words` holds one of `entityAliases(entity)`. Without building the list: every comparison
+ * asks this of each name on both sides, and the list was garbage each time.
+ */
+export function mentionsEntity(words: ReadonlySet<string>, entity: string): boolean {
+  if (words.has(entity)) return true;
+  const cityWords = TEAM_CITY_WORDS.get(entity);
+  if (cityWords) for (const w of cityWords) if (words.has(w)) return true;
+  return false;
+}
+
+/** Each team's city words ("golden-state" -> golden, state), split once. */
+const TEAM_CITY_WORDS = new Map(Object.entries(TEAM_CITY).map(([team, city]) => [team, city.split("-")]));
 /** Words of a YES label that do not say who YES is about ("Democratic party", "Team Liquid"). */
 export const GENERIC_LABEL_WORDS = new Set([
   "party",
@@ -137,7 +151,7 @@ export const SOCCER = new Set([
 export function entityKey(token: string): string | null {
   const n = words(normalizeText(token));
   const w = n[n.length - 1];
-  if (!w || w.length < 2 || /^\d/.test(w) || CAP_STOP.has(w) || MONTHS[w] !== undefined) return null;
+  if (!w || w.length < 2 || DIGIT_START.test(w) || CAP_STOP.has(w) || MONTHS[w] !== undefined) return null;
   return TEAM_SET.has(w) ? w : stem(w);
 }
 
@@ -162,11 +176,10 @@ export function extractEntities(
  */
 export function nameRuns(text: string): string[][] {
   const runs: string[][] = [];
-  for (const m of text.matchAll(
-    /[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|the\s+|de\s+|&\s+)?[A-Z0-9][A-Za-z0-9'.&-]*)*/g,
-  )) {
+  // The runs as strings (`match`), not a match object each (`matchAll`).
+  for (const name of text.match(NAME_RUN) ?? []) {
     const run: string[] = [];
-    for (const w of words(normalizeText(m[0]))) {
+    for (const w of words(normalizeText(name))) {
       const key = entityWord(w);
       if (key) run.push(key);
     }
@@ -175,10 +188,16 @@ export function nameRuns(text: string): string[][] {
   return runs;
 }
 
+// Constants of the module, not literals in the functions: a pattern written inside a function is a
+// new RegExp object every time it runs, and these run for every name and every word of a market.
+// (`match` reads a global pattern from its start every time, so NAME_RUN is safe to share.)
+const NAME_RUN = /[A-Z][A-Za-z0-9'.&-]*(?:\s+(?:of\s+|the\s+|de\s+|&\s+)?[A-Z0-9][A-Za-z0-9'.&-]*)*/g;
+const DIGIT_START = /^\d/;
+
 export const ASSETS = new Set(["bitcoin", "ethereum", "solana", "dogecoin", "fed", "cpi"]);
 
 export function entityWord(w: string): string | null {
-  if (w.length < 2 || /^\d/.test(w) || CAP_STOP.has(w) || STOPWORDS.has(w) || MONTHS[w] !== undefined)
+  if (w.length < 2 || DIGIT_START.test(w) || CAP_STOP.has(w) || STOPWORDS.has(w) || MONTHS[w] !== undefined)
     return null;
   return TEAM_SET.has(w) ? w : stem(w);
 }

@@ -42,7 +42,7 @@ import {
 } from "./settlement";
 import {
   clip,
-  contentWords,
+  contentOfWords,
   foldDiacritics,
   followedBy,
   normalizeText,
@@ -52,7 +52,7 @@ import {
 } from "./text";
 import type { MatchableMarket } from "./types";
 
-export { entityAliases, sameSide } from "./entities";
+export { entityAliases, mentionsEntity, sameSide } from "./entities";
 export { measureText } from "./measures";
 export type { Comparator, DateMention, Measure };
 
@@ -187,11 +187,15 @@ export function boundedMarket(market: MatchableMarket): MatchableMarket {
   return { ...market, question, eventTitle, rules, settlementSource, yesLabel, noLabel };
 }
 
-function countWords(ws: string[]): Map<string, number> {
+/** How often each word occurs in the lists, in the order words first occur. */
+function countWords(...lists: string[][]): Map<string, number> {
   const out = new Map<string, number>();
-  for (const w of ws) out.set(w, (out.get(w) ?? 0) + 1);
+  for (const ws of lists) for (const w of ws) out.set(w, (out.get(w) ?? 0) + 1);
   return out;
 }
+
+/** A lower-case word not at the start of a sentence (a headline capitalises every word). */
+const LOWER_CASE_WORD = /(?<![.!?:]\s)\b[a-z][a-z'-]+/g;
 
 // Patterns of extractFeatures. Each is linear in its text: where a pattern could start at every
 // character of a run ("AAAA…", "a-a-a-…") and rescan the rest of the run each time, it starts only
@@ -276,22 +280,26 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     ? new Date(closeMs - 5 * 3_600_000).toISOString().slice(0, 10)
     : null;
 
+  // Each text's words are read once, here: reading them is an array of new strings each time, and
+  // the question's and event title's were read three times, the rules' twice. The words of all the
+  // text are these four lists in turn (the space that joins them is not part of any word).
   const questionWords = words(question);
+  const eventWords = words(eventTitle);
+  const rulesWords = words(rules);
+  const sourceWords = words(source);
+  const headlineWords = [...questionWords, ...eventWords];
   const aliasedQuestion = questionWords.join(" ");
-  const entities = extractEntities(`${questionRaw} ${market.eventTitle ?? ""}`, [
-    ...questionWords,
-    ...words(eventTitle),
-  ]);
+  const topicText = `${questionRaw} ${market.eventTitle ?? ""}`;
+  const entities = extractEntities(topicText, headlineWords);
   // A capitalised word that the market also writes in lower case is a headline word, not a name.
-  const lowerWords = new Set(
-    [...`${market.question} ${rulesRaw}`.matchAll(/(?<![.!?:]\s)\b[a-z][a-z'-]+/g)].map((m) => stem(m[0])),
-  );
+  const lowerWords = new Set<string>();
+  for (const w of `${market.question} ${rulesRaw}`.match(LOWER_CASE_WORD) ?? []) lowerWords.add(stem(w));
+  const questionRuns = nameRuns(questionRaw);
   const subjectEntities = new Set(
-    [...extractEntities(questionRaw, questionWords)].filter(
+    [...extractEntities(questionRaw, questionWords, questionRuns)].filter(
       (e) => TEAM_SET.has(e) || ASSETS.has(e) || !lowerWords.has(e),
     ),
   );
-  const topicText = `${questionRaw} ${market.eventTitle ?? ""}`;
   const topics = new Set<string>();
   const topicWords = new Set<string>();
   for (const m of findConcepts(topicText)) {
@@ -324,25 +332,28 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   }
   const questionCore = questionRaw.replace(/\([^()]*\)/g, " ");
   const questionCoreNormalized = normalizeText(questionCore);
-  const coreRuns = nameRuns(questionCore);
+  // A question without an aside is its own core: its runs and words are already read.
+  const hasAside = questionCore !== questionRaw;
+  const coreRuns = hasAside ? nameRuns(questionCore) : questionRuns;
   const nameRunOf = new Map<string, string[]>();
   for (const run of coreRuns) for (const key of run) nameRunOf.set(key, run);
   const coreSubject = new Set(
-    [...extractEntities(questionCore, words(questionCoreNormalized), coreRuns)].filter((e) =>
-      subjectEntities.has(e),
-    ),
+    [
+      ...extractEntities(questionCore, hasAside ? words(questionCoreNormalized) : questionWords, coreRuns),
+    ].filter((e) => subjectEntities.has(e)),
   );
-  const allTextWords = words(allText);
-  const allWords = new Set(allTextWords);
-  for (const w of allTextWords) allWords.add(stem(w));
+  const textWords = [questionWords, eventWords, rulesWords, sourceWords];
+  const allWords = new Set<string>();
+  for (const ws of textWords) for (const w of ws) allWords.add(w);
+  for (const ws of textWords) for (const w of ws) allWords.add(stem(w));
 
-  const content = countWords([...contentWords(question), ...contentWords(eventTitle)]);
+  const content = countWords(contentOfWords(questionWords), contentOfWords(eventWords));
 
   const stances = new Set<string>();
   for (const [stance, pattern] of STANCE_PATTERNS) if (pattern.test(aliasedQuestion)) stances.add(stance);
 
   const rulesNumbers = new RulesNumbers(rules);
-  const questionMeasure = extractMeasure(question, rulesNumbers, allText, stances);
+  const questionMeasure = extractMeasure(question, rulesNumbers, allText, stances, aliasedQuestion);
   const measure = questionMeasure ?? rulesMeasure(rulesNumbers, allText);
   const yearOf = yearNear(closeDay);
   const questionDates = findDates(question, yearOf);
@@ -350,13 +361,15 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   const rulesDates = findDates(rules, yearOf);
   const date = keyDate(questionDates, eventDates, rulesDates);
 
+  // Built once: each concatenation is copied again by the first pattern that reads it.
+  const questionAndRules = `${question} ${rules}`;
   const anyTime =
     /\b(reach|at any time|any time|ever|all-time high|hit|intraday|at any point|dip|dips|fall to|falls to|drop to|drops to|sink to|trade at)\b/.test(
-      `${question} ${rules}`,
+      questionAndRules,
     );
   const atTime =
     /\b(close|closing|settle|settlement price|at \d{1,2}(:\d\d)?\s*(am|pm)|on (the date|that day)|candle|snapshot|fixing|final (price|value))\b/.test(
-      `${question} ${rules}`,
+      questionAndRules,
     );
   const throughout =
     /\b(stay|stays|remain|remains|hold|holds) (below|under|above|over)\b|\bnever (reach|trade|go|fall|drop|rise)/.test(
@@ -414,11 +427,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
   }
   // "not seasonally adjusted" also matches the plain pattern's words; keep the explicit one.
   const adjust = sources.get("adjust");
-  if (
-    /\b(us|u\.s\.|united states) (and|&) canada\b|\bnorth america/.test(
-      `${question} ${eventTitle} ${sourceText}`,
-    )
-  )
+  if (/\b(us|u\.s\.|united states) (and|&) canada\b|\bnorth america/.test(headlineAndSource))
     sources.get("region")?.delete("canada");
   if (sources.get("region")?.size === 0) sources.delete("region");
   const release = sources.get("release");
@@ -454,7 +463,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
 
   // A contest: "A vs B", "A at B", "A beat B", or a YES label naming a team.
   const participants = new Set<string>();
-  for (const w of [...questionWords, ...words(eventTitle)]) if (TEAM_SET.has(w)) participants.add(w);
+  for (const w of headlineWords) if (TEAM_SET.has(w)) participants.add(w);
   // Unknown teams and players: "A vs. B", "A at B", "Will A beat B".
   const side = sideKey;
   for (const text of [questionRaw, market.eventTitle ?? ""]) {
@@ -466,7 +475,9 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     }
   }
   // The rules name both teams in full even when a title uses cities ("Los Angeles L at Boston").
-  const ruleTeams = new Set(words(rules.slice(0, 600)).filter((w) => TEAM_SET.has(w)));
+  const ruleTeams = new Set(
+    (rules.length <= 600 ? rulesWords : words(rules.slice(0, 600))).filter((w) => TEAM_SET.has(w)),
+  );
   if (ruleTeams.size === 2 && ![...participants].every((p) => ruleTeams.has(p))) {
     participants.clear();
     for (const t of ruleTeams) participants.add(t);
@@ -572,7 +583,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
     allWords,
     questionWords,
     content,
-    rulesContent: countWords(contentWords(rules)),
+    rulesContent: countWords(contentOfWords(rulesWords)),
     measure,
     measureInQuestion: questionMeasure !== null,
     date,
@@ -583,7 +594,7 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
         .flatMap((d) => [d.mention.key, ...(d.start ? [d.start] : [])]),
     ),
     observation,
-    minuteUtc: observation === "at_time" ? minuteUtcOf(`${question} ${rules}`) : null,
+    minuteUtc: observation === "at_time" ? minuteUtcOf(questionAndRules) : null,
     stances,
     basis,
     trigger,
@@ -595,8 +606,8 @@ export function readFeatures(market: MatchableMarket): ContractFeatures {
       ),
     sources,
     voidPolicy: voidPolicyOf(rules),
-    zones: zonesOf(`${question} ${rules}`),
-    windowStart: windowStartOf(`${question} ${rules}`, yearNear(closeDay), date),
+    zones: zonesOf(questionAndRules),
+    windowStart: windowStartOf(questionAndRules, yearOf, date),
     namedSources: namedSourcesOf(market.settlementSource ?? "", rulesRaw),
     yesSubject,
     participants,

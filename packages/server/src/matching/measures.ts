@@ -34,38 +34,43 @@ export const COUNT_NOUNS = new Set(
   ),
 );
 
+// The patterns of the functions below are constants of the module, not literals in the functions:
+// a pattern written inside a function is a new RegExp object every time it runs, and these run for
+// every number of every market's text.
+
+/** Comparators written right before a number, tried in this order. */
+const COMPARATORS_BEFORE: Array<[RegExp, Comparator]> = [
+  [
+    /\b(at or above|greater than or equal to|equal to or greater than|at least|not less than|no less than|or more than|minimum of|reach(?:es)?|reaching|hit|hits|hitting|touch(?:es)?|trade at)\s*$/,
+    ">=",
+  ],
+  [
+    /\b(at or below|less than or equal to|equal to or less than|at most|not more than|no more than|maximum of)\s*$/,
+    "<=",
+  ],
+  [
+    /\b(strictly greater than|greater than|more than|higher than|above|over|exceeds?|exceeding|in excess of|surpass(?:es)?|beyond|top|tops)\s*$/,
+    ">",
+  ],
+  [/\b(strictly less than|less than|fewer than|lower than|below|under|beneath)\s*$/, "<"],
+  [/\b(exactly|precisely)\s*$/, "="],
+];
+
+/** Comparators written right after a number, tried in this order. */
+const COMPARATORS_AFTER: Array<[RegExp, Comparator]> = [
+  [/^\s*(\+|(?:[a-z]+\s+)?or (more|higher|above|greater|over)|and (above|up|over|higher)|at minimum)/, ">="],
+  [/^\s*((?:[a-z]+\s+)?or (less|lower|below|fewer|under)|and (below|under|lower))/, "<="],
+];
+
 export function comparatorBefore(s: string): Comparator | null {
   const t = s.slice(-40);
-  if (
-    /\b(at or above|greater than or equal to|equal to or greater than|at least|not less than|no less than|or more than|minimum of|reach(?:es)?|reaching|hit|hits|hitting|touch(?:es)?|trade at)\s*$/.test(
-      t,
-    )
-  )
-    return ">=";
-  if (
-    /\b(at or below|less than or equal to|equal to or less than|at most|not more than|no more than|maximum of)\s*$/.test(
-      t,
-    )
-  )
-    return "<=";
-  if (
-    /\b(strictly greater than|greater than|more than|higher than|above|over|exceeds?|exceeding|in excess of|surpass(?:es)?|beyond|top|tops)\s*$/.test(
-      t,
-    )
-  )
-    return ">";
-  if (/\b(strictly less than|less than|fewer than|lower than|below|under|beneath)\s*$/.test(t)) return "<";
-  if (/\b(exactly|precisely)\s*$/.test(t)) return "=";
+  for (const [pattern, comparator] of COMPARATORS_BEFORE) if (pattern.test(t)) return comparator;
   return null;
 }
 
 export function comparatorAfter(s: string): Comparator | null {
   const t = s.slice(0, 40);
-  if (
-    /^\s*(\+|(?:[a-z]+\s+)?or (more|higher|above|greater|over)|and (above|up|over|higher)|at minimum)/.test(t)
-  )
-    return ">=";
-  if (/^\s*((?:[a-z]+\s+)?or (less|lower|below|fewer|under)|and (below|under|lower))/.test(t)) return "<=";
+  for (const [pattern, comparator] of COMPARATORS_AFTER) if (pattern.test(t)) return comparator;
   return null;
 }
 
@@ -78,23 +83,33 @@ export interface NumberHit {
   plus: boolean;
 }
 
+/** A number, read with `exec` from the start of the text (`matchAll` copied the pattern each call). */
 const NUMBER = /(\$?)(-?\d+(?:\.\d+)?)(%|°f|°c|\+)?(?:\s*(bps|pp))?/g;
 const MONTH_BEFORE = new RegExp(`${MONTH_RE}\\s*$`);
 const MONTH_AFTER = new RegExp(`^\\s*(?:of\\s+)?${MONTH_RE}\\b`);
+/** Part of a date or a time: "12/25", "2026-12-", "5:00", a digit right before. */
+const DIGIT_BEFORE = /\d[:/.-]?$/;
+const TIME_OR_DATE_AFTER = /^[:/]\d/;
+const ISO_DATE_AFTER = /^-\d\d-/;
+const ORDINAL_AFTER = /^(st|nd|rd|th)\b/;
+const CLOCK_AFTER = /^\s*(am|pm|a\.m|p\.m)\b/;
+const ZONE_AFTER = /^\s*(utc|et|gmt)\b/;
+const QUARTER_BEFORE = /\bq$/;
 
 /** Numbers with a unit or a counted noun; dates, years and times are skipped. */
 export function findNumbers(s: string): NumberHit[] {
   const out: NumberHit[] = [];
-  for (const m of s.matchAll(NUMBER)) {
+  NUMBER.lastIndex = 0;
+  for (let m = NUMBER.exec(s); m; m = NUMBER.exec(s)) {
     const index = m.index;
     const end = index + m[0].length;
     const before = s.slice(Math.max(0, index - 12), index);
     const after = s.slice(end, end + 16);
-    if (/\d[:/.-]?$/.test(before) || /^[:/]\d/.test(after) || /^-\d\d-/.test(after)) continue;
-    if (/^(st|nd|rd|th)\b/.test(after)) continue;
+    if (DIGIT_BEFORE.test(before) || TIME_OR_DATE_AFTER.test(after) || ISO_DATE_AFTER.test(after)) continue;
+    if (ORDINAL_AFTER.test(after)) continue;
     if (MONTH_BEFORE.test(before)) continue;
-    if (/^\s*(am|pm|a\.m|p\.m)\b/.test(after) || /^\s*(utc|et|gmt)\b/.test(after)) continue;
-    if (/\bq$/.test(before)) continue;
+    if (CLOCK_AFTER.test(after) || ZONE_AFTER.test(after)) continue;
+    if (QUARTER_BEFORE.test(before)) continue;
     if (MONTH_AFTER.test(after)) continue;
     const value = Number(m[2]);
     // Three hundred digits are not a threshold (and read as Infinity).
@@ -250,9 +265,11 @@ export function extractMeasure(
   rules: RulesNumbers,
   allText: string,
   stances: Set<string>,
+  /** `words(question).join(" ")`, when the caller has it already. */
+  aliasedQuestion: string = words(question).join(" "),
 ): Measure | null {
   // A Fed decision is a signed rate move: "cut by 25 bps" = -25, "hold" = 0, "hike" > 0.
-  const aliased = ` ${words(question).join(" ")} `;
+  const aliased = ` ${aliasedQuestion} `;
   const counted =
     /(?<!\d)\d+\+?\s+(?:or (?:more|fewer|less)\s+)?(?:fed\s+)?(?:rate\s+)?(cut|hike|time)s?\b|\bhow many\b|\bnumber of\b/.test(
       aliased,

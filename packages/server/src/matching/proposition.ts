@@ -11,11 +11,19 @@
 
 import { CAP_STOP, TEAM_SET } from "./entities";
 import predicates from "./knowledge/predicates.json" with { type: "json" };
-import { MONTHS, STOPWORDS } from "./text";
+import { MONTHS, STOPWORDS, stem } from "./text";
 
 const GROUP_OF = new Map<string, string>();
 for (const [group, members] of Object.entries(predicates.groups))
   for (const word of members) GROUP_OF.set(word, `=${group}`);
+
+/** Each synonym group's concept -> the first characters of the words that stand for it. */
+const GROUP_INITIALS = new Map<string, Set<number>>();
+for (const [word, concept] of GROUP_OF) {
+  const initials = GROUP_INITIALS.get(concept) ?? new Set<number>();
+  GROUP_INITIALS.set(concept, initials);
+  initials.add(word.charCodeAt(0));
+}
 
 /**
  * Words that frame a question without saying what must happen: the venues add or drop them freely
@@ -69,49 +77,93 @@ function conceptUncached(word: string): string {
  * a comparison needs, and `conceptOf` answers from its memo.
  */
 export function usesConcept(words: Iterable<string>, concept: string): boolean {
+  const initials = GROUP_INITIALS.get(concept);
   for (const w of words) {
-    if (conceptOf(w) === concept) return true;
-    if (w.includes("-"))
-      for (const part of w.split("-")) if (part.length > 1 && conceptOf(part) === concept) return true;
+    if (mayStandFor(w, 0, w.length, concept, initials) && conceptOf(w) === concept) return true;
+    if (!w.includes("-")) continue;
+    // The parts of a hyphenated word, read in place (no array of parts per word scanned).
+    for (let start = 0; ; ) {
+      const hyphen = w.indexOf("-", start);
+      const end = hyphen < 0 ? w.length : hyphen;
+      if (partStandsFor(w, start, end, concept, initials)) return true;
+      if (hyphen < 0) break;
+      start = hyphen + 1;
+    }
   }
   return false;
 }
 
+/** Whether `w.slice(start, end)`, a part of a hyphenated word longer than one letter, stands for `concept`. */
+function partStandsFor(
+  w: string,
+  start: number,
+  end: number,
+  concept: string,
+  initials: ReadonlySet<number> | undefined,
+): boolean {
+  return (
+    end - start > 1 &&
+    mayStandFor(w, start, end, concept, initials) &&
+    conceptOf(w.slice(start, end)) === concept
+  );
+}
+
 /**
- * The predicate of a question: its words that are not names, dates, numbers, stopwords or framing,
- * as concept -> the word as written.
+ * A cheap test that `conceptOf(w.slice(start, end)) === concept` needs to pass, so that a scan of a
+ * market's words looks up the concept of only the few words that could stand for it (those lookups
+ * were most of a comparison's time). A stem is a prefix of its word; a synonym group's concept comes
+ * from a member of the group, alone or with a suffix, so from a word that starts as a member does.
  */
-export function predicateOf(questionWords: string[], names: Set<string>): Map<string, string> {
+function mayStandFor(
+  w: string,
+  start: number,
+  end: number,
+  concept: string,
+  initials: ReadonlySet<number> | undefined,
+): boolean {
+  return (
+    (end - start >= concept.length && w.startsWith(concept, start)) ||
+    initials?.has(w.charCodeAt(start)) === true
+  );
+}
+
+/**
+ * The predicate of a question: its words that are not names (any of `names`), dates, numbers,
+ * stopwords or framing, as concept -> the word as written.
+ */
+export function predicateOf(questionWords: string[], ...names: ReadonlySet<string>[]): Map<string, string> {
   const out = new Map<string, string>();
   for (const raw of questionWords) {
-    for (const w of raw.includes("-") && !/\d/.test(raw) ? raw.split("-") : [raw]) {
-      if ((w.length < 3 && w !== "us") || /\d/.test(w) || w.includes("$") || w.includes("%")) continue;
-      // "us" is a place ("meet next in the United States"), though too common to be a name.
-      if (
-        STOPWORDS.has(w) ||
-        (CAP_STOP.has(w) && w !== "us") ||
-        FRAME_WORDS.has(w) ||
-        FRAME_WORDS.has(stemOf(w))
-      )
-        continue;
-      if (MONTHS[w] !== undefined) continue;
-      if (TEAM_SET.has(w) || names.has(w) || names.has(stemOf(w))) continue;
-      const concept = conceptOf(w);
-      if (!out.has(concept)) out.set(concept, w);
-    }
+    if (raw.includes("-") && !DIGIT.test(raw))
+      for (const w of raw.split("-")) addPredicateWord(out, w, names);
+    else addPredicateWord(out, raw, names);
   }
   return out;
 }
 
-/** The plural-folding stem entity keys use ("holmes" -> "holme"), to tell a name from a word. */
-function stemOf(word: string): string {
-  if (word.length > 4 && /[a-z]s$/.test(word) && !/ss$|us$|is$/.test(word)) return word.slice(0, -1);
-  return word;
+/** Adds `w` to a predicate (concept -> the word as written) unless it is a name, a date, a number, a stopword or framing. */
+function addPredicateWord(out: Map<string, string>, w: string, names: readonly ReadonlySet<string>[]): void {
+  if ((w.length < 3 && w !== "us") || DIGIT.test(w) || w.includes("$") || w.includes("%")) return;
+  // The plural-folding stem entity keys use ("holmes" -> "holme"), to tell a name from a word.
+  const stemmed = stem(w);
+  // "us" is a place ("meet next in the United States"), though too common to be a name.
+  if (STOPWORDS.has(w) || (CAP_STOP.has(w) && w !== "us") || FRAME_WORDS.has(w) || FRAME_WORDS.has(stemmed))
+    return;
+  if (MONTHS[w] !== undefined) return;
+  if (TEAM_SET.has(w)) return;
+  for (const set of names) if (set.has(w) || set.has(stemmed)) return;
+  const concept = conceptOf(w);
+  if (!out.has(concept)) out.set(concept, w);
 }
+
+/** A constant of the module: a pattern written inside a function is a new RegExp object each time it runs. */
+const DIGIT = /\d/;
 
 /** The words of `predicate` whose concept the other market's text (its words) never uses. */
 export function uncoveredWords(predicate: Map<string, string>, otherWords: Iterable<string>): string[] {
   const out: string[] = [];
-  for (const [concept, word] of predicate) if (!usesConcept(otherWords, concept)) out.push(word);
+  // Keys, then each word: destructuring the entries made an array of each.
+  for (const concept of predicate.keys())
+    if (!usesConcept(otherWords, concept)) out.push(predicate.get(concept)!);
   return out;
 }

@@ -4,13 +4,34 @@
  * settlement source, observation time, window, what counts (announcement, race call, certification)
  * or tie/cancellation handling makes two otherwise identical questions a different contract.
  */
-import { type ContractFeatures, entityAliases, type Measure, measureText, sameSide } from "./features";
+import { type ContractFeatures, type Measure, measureText, mentionsEntity, sameSide } from "./features";
 import { conceptOf, predicateOf, uncoveredWords, usesConcept } from "./proposition";
 import { contentWords, normalizeText } from "./text";
 import type { MatchVerdict, Polarity, Relation } from "./types";
 
-function contentWordsOf(text: string | null): string[] {
-  return text ? contentWords(normalizeText(text)) : [];
+/**
+ * The content words of a settlement source, as a set. Remembered: a catalog states a handful of
+ * sources, and a comparison with no source group in common asks for both of its markets' words,
+ * so rebuilding them was garbage on every such pair. The sets are shared: read them, never change them.
+ */
+function sourceWords(text: string | null): ReadonlySet<string> {
+  if (!text) return NO_WORDS;
+  let out = sourceWordsCache.get(text);
+  if (out === undefined) {
+    out = new Set(contentWords(normalizeText(text)));
+    if (sourceWordsCache.size >= 5_000) sourceWordsCache.clear();
+    sourceWordsCache.set(text, out);
+  }
+  return out;
+}
+
+const NO_WORDS: ReadonlySet<string> = new Set();
+const sourceWordsCache = new Map<string, ReadonlySet<string>>();
+
+/** Whether two sets share an element (without spreading either into an array). */
+function intersects<T>(a: ReadonlySet<T>, b: ReadonlySet<T>): boolean {
+  for (const x of a) if (b.has(x)) return true;
+  return false;
 }
 
 export type Idf = (word: string) => number;
@@ -79,14 +100,15 @@ function cosine(a: Map<string, number>, b: Map<string, number>, idf: Idf): numbe
   let dot = 0;
   let na = 0;
   let nb = 0;
-  for (const [w, c] of a) {
-    const x = c * idf(w);
+  // Keys, then each count: `for (const [w, c] of a)` made an array of every entry it destructured.
+  for (const w of a.keys()) {
+    const x = a.get(w)! * idf(w);
     na += x * x;
     const cb = b.get(w);
     if (cb !== undefined) dot += x * cb * idf(w);
   }
-  for (const [w, c] of b) {
-    const y = c * idf(w);
+  for (const w of b.keys()) {
+    const y = b.get(w)! * idf(w);
     nb += y * y;
   }
   return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
@@ -123,41 +145,63 @@ function accepts(m: Measure, v: number): boolean {
  */
 export function measureRelation(a: Measure, b: Measure): Relation {
   const step = Math.max(a.step, b.step);
-  const bounds = [a.value, a.high, b.value, b.high].filter((x): x is number => x !== undefined);
+  const sorted = sortedBounds(a, b);
   const delta = step > 0 ? step : 1e-6;
-  const points = new Set<number>();
-  for (const x of bounds) for (const d of [-2, -1, 0, 1, 2]) points.add(x + d * delta);
-  const sorted = [...bounds].sort((x, y) => x - y);
-  for (let i = 0; i + 1 < sorted.length; i++) points.add((sorted[i]! + sorted[i + 1]!) / 2);
-  points.add(sorted[0]! - 1000 * delta - 1e6);
-  points.add(sorted[sorted.length - 1]! + 1000 * delta + 1e6);
-  let same = true;
-  let opposite = true;
-  let aImpliesB = true;
-  let bImpliesA = true;
-  let both = false;
-  for (let p of points) {
-    if (step > 0) p = Math.round(p / step) * step;
-    const x = accepts(a, p);
-    const y = accepts(b, p);
-    if (x !== y) same = false;
-    if (x === y) opposite = false;
-    if (x && !y) aImpliesB = false;
-    if (y && !x) bImpliesA = false;
-    if (x && y) both = true;
+  // Which (A, B) outcomes the points show, one bit each (see `outcomeBit`). Each point is tested as
+  // it comes rather than gathered into a set first: testing a point twice shows nothing new.
+  let seen = 0;
+  for (const x of sorted) for (let d = -2; d <= 2; d++) seen |= outcomeBit(a, b, step, x + d * delta);
+  for (let i = 0; i + 1 < sorted.length; i++)
+    seen |= outcomeBit(a, b, step, (sorted[i]! + sorted[i + 1]!) / 2);
+  seen |= outcomeBit(a, b, step, sorted[0]! - 1000 * delta - 1e6);
+  seen |= outcomeBit(a, b, step, sorted[sorted.length - 1]! + 1000 * delta + 1e6);
+  const aOnly = (seen & A_ONLY) !== 0;
+  const bOnly = (seen & B_ONLY) !== 0;
+  if (!aOnly && !bOnly) return "identity";
+  if ((seen & (NEITHER | BOTH)) === 0) return "complement";
+  if (!aOnly) return "subset";
+  if (!bOnly) return "superset";
+  return (seen & BOTH) !== 0 ? "overlap" : "disjoint";
+}
+
+/**
+ * The bounds of two measures in increasing order (at most four): one array, sorted by insertion,
+ * where filtering and sorting made three (the sort copies its input).
+ */
+function sortedBounds(a: Measure, b: Measure): number[] {
+  const out: number[] = [];
+  for (const x of [a.value, a.high, b.value, b.high]) {
+    if (x === undefined) continue;
+    let at = out.length;
+    while (at > 0 && out[at - 1]! > x) {
+      out[at] = out[at - 1]!;
+      at--;
+    }
+    out[at] = x;
   }
-  if (same) return "identity";
-  if (opposite) return "complement";
-  if (aImpliesB) return "subset";
-  if (bImpliesA) return "superset";
-  return both ? "overlap" : "disjoint";
+  return out;
+}
+
+/** The four outcomes of a point for two measures: neither, only B, only A, or both accept it. */
+const NEITHER = 1;
+const B_ONLY = 2;
+const A_ONLY = 4;
+const BOTH = 8;
+
+/** The outcome at `p` (on the step's grid when there is one). */
+function outcomeBit(a: Measure, b: Measure, step: number, p: number): number {
+  const q = step > 0 ? Math.round(p / step) * step : p;
+  return accepts(a, q) ? (accepts(b, q) ? BOTH : A_ONLY) : accepts(b, q) ? B_ONLY : NEITHER;
 }
 
 function sameUnit(a: Measure, b: Measure): boolean {
   if (a.unit === b.unit) return true;
-  const pct = (u: string) => u === "%" || u === "pp";
-  if (pct(a.unit) && pct(b.unit)) return true;
+  if (isPercent(a.unit) && isPercent(b.unit)) return true;
   return (a.unit === "n" && b.unit !== "usd") || (b.unit === "n" && a.unit !== "usd");
+}
+
+function isPercent(unit: string): boolean {
+  return unit === "%" || unit === "pp";
 }
 
 function dayDiff(a: string, b: string): number {
@@ -254,6 +298,86 @@ export interface CompareOptions {
   idf?: Idf;
 }
 
+const UNIT_IDF: Idf = () => 1;
+
+// The subject checks of `compareContracts`, as functions of the module rather than closures made
+// anew for every pair compared: a comparison runs a dozen times per market, and each closure (named,
+// under the TypeScript loader) was garbage the collector then paused for.
+
+/** What a subject check needs to know about the pair being compared. */
+interface Pair {
+  a: ContractFeatures;
+  b: ContractFeatures;
+  /** The markets share a named topic (competition, award, office) or a team. */
+  sharedTopic: boolean;
+  sharedTeam: boolean;
+  /** The two major parties' markets of one race: the parties differ, the race must not. */
+  partySwap: boolean;
+}
+
+/** Whether market `f` of the pair mentions entity `e` somewhere. */
+function mentions(pair: Pair, f: ContractFeatures, e: string): boolean {
+  return (
+    mentionsEntity(f.allWords, e) ||
+    // A word of a named competition the other side names its own way ("NHL Stanley Cup" / "Stanley
+    // Cup Finals", "Super Bowl" / "Pro Football Championship").
+    ((pair.a.topicWords.has(e) || pair.b.topicWords.has(e)) && pair.sharedTopic) ||
+    // A word of a team's name the other side writes another way ("Borussia Dortmund" / "Dortmund").
+    ((pair.a.teamWords.has(e) || pair.b.teamWords.has(e)) && pair.sharedTeam) ||
+    usesConcept(f.allWords, conceptOf(e)) ||
+    // "US-Iran" is mentioned by "the U.S. and Iran".
+    (e.includes("-") && e.split("-").every((part) => part.length < 2 || mentions(pair, f, part)))
+  );
+}
+
+/**
+ * The subject entities of `f` that `other` never mentions: `core` those of the question itself,
+ * `aside` those named only in an aside, or that are part of a longer name `other` writes shorter.
+ */
+function missingSubjects(pair: Pair, f: ContractFeatures, other: ContractFeatures): Missing {
+  let missing: { core: string[]; aside: string[] } | null = null;
+  for (const e of f.subjectEntities) {
+    if (mentions(pair, other, e) || (pair.partySwap && (e === "democrat" || e === "republican"))) continue;
+    missing ??= { core: [], aside: [] };
+    if (f.coreSubject.has(e) && !shortened(pair, f, other, e)) missing.core.push(e);
+    else missing.aside.push(e);
+  }
+  return missing ?? NOTHING_MISSING;
+}
+
+interface Missing {
+  readonly core: readonly string[];
+  readonly aside: readonly string[];
+}
+
+/** Shared by every pair whose subjects are all found (most of them): read it, never change it. */
+const NOTHING_MISSING: Missing = Object.freeze({ core: Object.freeze([]), aside: Object.freeze([]) });
+
+/**
+ * Part of a longer form of a name the other side writes shorter ("Borussia Dortmund" / "Dortmund",
+ * "Francis James Allison Oyague" / "Francis Allison"): an aside, not another subject.
+ * Two other words of the run must be there: one alone could be another name ("Ivanka Trump" /
+ * "Donald Trump") or a headline word ("the Florida Senate race" / "the Senate").
+ */
+function shortened(pair: Pair, f: ContractFeatures, other: ContractFeatures, e: string): boolean {
+  let found = 0;
+  for (const o of f.nameRunOf.get(e) ?? [])
+    if (o !== e && mentions(pair, other, o) && ++found >= 2) return true;
+  return false;
+}
+
+/** Whether every side of `f`'s contest is a side of `other`'s or a word `other` writes. */
+function namesSidesOf(f: ContractFeatures, other: ContractFeatures): boolean {
+  for (const p of f.participants) if (!hasSide(other.participants, p) && !other.allWords.has(p)) return false;
+  return true;
+}
+
+/** Whether one of `sides` is the same side as `side`. */
+function hasSide(sides: ReadonlySet<string>, side: string): boolean {
+  for (const q of sides) if (sameSide(side, q)) return true;
+  return false;
+}
+
 /**
  * How A's YES leg relates to B's. Null when they are not about the same thing (different subject,
  * period or quantity): those pairs are not worth a person's look.
@@ -263,7 +387,7 @@ export function compareContracts(
   b: ContractFeatures,
   options: CompareOptions = {},
 ): MatchVerdict | null {
-  const idf = options.idf ?? (() => 1);
+  const idf = options.idf ?? UNIT_IDF;
   const reasons: string[] = [];
   const conflicts: string[] = [];
   /** Differences in edge clauses only: the relation stands, arbitrage users may filter on them. */
@@ -272,52 +396,29 @@ export function compareContracts(
   let confidence = 1;
 
   // --- Subject -------------------------------------------------------------------------------
-  const sharedTopic = [...a.topics].some((t) => b.topics.has(t));
-  const sharedTeam = [...a.teams].some((t) => b.teams.has(t));
-  const mentions = (f: ContractFeatures, e: string): boolean =>
-    entityAliases(e).some((w) => f.allWords.has(w)) ||
-    // A word of a named competition the other side names its own way ("NHL Stanley Cup" / "Stanley
-    // Cup Finals", "Super Bowl" / "Pro Football Championship").
-    ((a.topicWords.has(e) || b.topicWords.has(e)) && sharedTopic) ||
-    // A word of a team's name the other side writes another way ("Borussia Dortmund" / "Dortmund").
-    ((a.teamWords.has(e) || b.teamWords.has(e)) && sharedTeam) ||
-    usesConcept(f.allWords, conceptOf(e)) ||
-    // "US-Iran" is mentioned by "the U.S. and Iran".
-    (e.includes("-") && e.split("-").every((part) => part.length < 2 || mentions(f, part)));
   // The two major parties' markets of one race: the parties differ, the race must not.
   const partySwap = a.yesParty !== null && b.yesParty !== null && a.yesParty !== b.yesParty;
-  const missing = (f: ContractFeatures, other: ContractFeatures) => {
-    const all = [...f.subjectEntities].filter(
-      (e) => !mentions(other, e) && !(partySwap && (e === "democrat" || e === "republican")),
-    );
-    // Part of a longer form of a name the other side writes shorter ("Borussia Dortmund" / "Dortmund",
-    // "Francis James Allison Oyague" / "Francis Allison"): an aside, not another subject.
-    // Two other words of the run must be there: one alone could be another name ("Ivanka Trump" /
-    // "Donald Trump") or a headline word ("the Florida Senate race" / "the Senate").
-    const shortened = (e: string) =>
-      (f.nameRunOf.get(e) ?? []).filter((o) => o !== e && mentions(other, o)).length >= 2;
-    return {
-      core: all.filter((e) => f.coreSubject.has(e) && !shortened(e)),
-      aside: all.filter((e) => !f.coreSubject.has(e) || shortened(e)),
-    };
+  const pair: Pair = {
+    a,
+    b,
+    sharedTopic: intersects(a.topics, b.topics),
+    sharedTeam: intersects(a.teams, b.teams),
+    partySwap,
   };
-  const missA = missing(a, b);
-  const missB = missing(b, a);
+  const missA = missingSubjects(pair, a, b);
+  const missB = missingSubjects(pair, b, a);
   const missingA = missA.core;
   const missingB = missB.core;
   // Names only in an aside (a candidate Kalshi appends to a party market): detail, lightly weighed.
-  const asides = [...missA.aside, ...missB.aside];
-  if (asides.length > 0) {
+  if (missA.aside.length + missB.aside.length > 0) {
+    const asides = [...missA.aside, ...missB.aside];
     confidence *= 0.98 ** Math.min(3, asides.length);
     reasons.push(`named in an aside on one side only: ${asides.join(", ")}`);
   }
   const cos = Math.max(cosine(a.content, b.content, idf), 0.9 * cosine(a.rulesContent, b.rulesContent, idf));
   // Both markets are about one head-to-head contest when each names the other's sides somewhere.
   const contest =
-    a.participants.size >= 2 &&
-    b.participants.size >= 2 &&
-    [...a.participants].every((p) => [...b.participants].some((q) => sameSide(p, q)) || b.allWords.has(p)) &&
-    [...b.participants].every((p) => [...a.participants].some((q) => sameSide(p, q)) || a.allWords.has(p));
+    a.participants.size >= 2 && b.participants.size >= 2 && namesSidesOf(a, b) && namesSidesOf(b, a);
   let templated = false;
   if (missingA.length > 0 && missingB.length > 0) {
     // Same template, other subject: "Will NY win the Finals?" vs "Will Boston win the Finals?".
@@ -437,10 +538,7 @@ export function compareContracts(
   } else if (contest && a.yesSubject && b.yesSubject) {
     if (sameSide(a.yesSubject, b.yesSubject)) {
       reasons.push(`same side of the contest: ${a.yesSubject}`);
-    } else if (
-      [...a.participants].some((p) => sameSide(p, a.yesSubject!)) &&
-      [...a.participants].some((p) => sameSide(p, b.yesSubject!))
-    ) {
+    } else if (hasSide(a.participants, a.yesSubject) && hasSide(a.participants, b.yesSubject)) {
       if (a.drawPossible || b.drawPossible) {
         relation = "disjoint";
         reasons.push(
@@ -470,8 +568,6 @@ export function compareContracts(
       reasons.push("same question, no numeric condition");
       confidence *= 0.98;
     }
-    const inQuestion = (f: ContractFeatures, w: string) =>
-      f.subjectEntities.has(w) || normalizeText(`${f.market.question} ${f.market.yesLabel}`).includes(w);
     if (
       a.yesSubject &&
       b.yesSubject &&
@@ -506,14 +602,12 @@ export function compareContracts(
     if (relation === "identity") windowRelation = a.observation === "at_time" ? "subset" : "superset";
   }
   if (a.minuteUtc !== null && b.minuteUtc !== null && a.minuteUtc !== b.minuteUtc) {
-    const t = (m: number) =>
-      `${String(Math.floor(m / 60)).padStart(2, "0")}:${String(m % 60).padStart(2, "0")} UTC`;
-    conflicts.push(`observation time differs: ${t(a.minuteUtc)} vs ${t(b.minuteUtc)}`);
+    conflicts.push(`observation time differs: ${utcText(a.minuteUtc)} vs ${utcText(b.minuteUtc)}`);
   }
 
   // --- Settlement source and measure variants ----------------------------------------------------
   let sharedGroups = 0;
-  const groups = new Set([...a.sources.keys(), ...b.sources.keys()]);
+  const groups = keysOfEither(a.sources, b.sources);
   for (const g of groups) {
     const sa = a.sources.get(g);
     const sb = b.sources.get(g);
@@ -521,7 +615,7 @@ export function compareContracts(
       conflicts.push(`what evidence counts differs: ${setText(sa)} vs ${setText(sb)}`);
     } else if (sa && sb) {
       sharedGroups++;
-      if (![...sa].some((x) => sb.has(x)))
+      if (!intersects(sa, sb))
         conflicts.push(`${SOURCE_GROUP_NAMES[g] ?? g} differs: ${setText(sa)} vs ${setText(sb)}`);
       else
         reasons.push(
@@ -531,7 +625,7 @@ export function compareContracts(
       conflicts.push(
         `${SOURCE_GROUP_NAMES[g] ?? g} differs: ${setText((sa ?? sb)!)} on ${sa ? "A" : "B"} only`,
       );
-    } else if (!["release", "adjust", "change", "period", "evidence", "span"].includes(g)) {
+    } else if (!SILENT_ONE_SIDED.has(g)) {
       // A source one side names and the other leaves unsaid: an edge clause, not another contract.
       confidence *= 0.99;
       caveats.push(
@@ -540,10 +634,12 @@ export function compareContracts(
     }
   }
   if (sharedGroups === 0) {
-    const sa = new Set(contentWordsOf(a.market.settlementSource));
-    const sb = new Set(contentWordsOf(b.market.settlementSource));
-    const shared = [...sa].filter((w) => sb.has(w)).length;
-    const jaccard = shared / Math.max(1, new Set([...sa, ...sb]).size);
+    const sa = sourceWords(a.market.settlementSource);
+    const sb = sourceWords(b.market.settlementSource);
+    let shared = 0;
+    for (const w of sa) if (sb.has(w)) shared++;
+    // |A ∪ B| = |A| + |B| - |A ∩ B|.
+    const jaccard = shared / Math.max(1, sa.size + sb.size - shared);
     if (jaccard >= 0.5) reasons.push(`same settlement source (${a.market.settlementSource})`);
     else if (a.market.settlementSource && b.market.settlementSource) confidence *= 0.95;
     else if (a.market.settlementSource || b.market.settlementSource)
@@ -555,38 +651,29 @@ export function compareContracts(
   }
 
   // --- What has to happen ----------------------------------------------------------------------
-  const basisA = [...a.basis];
-  const basisB = [...b.basis];
-  const onlyA = basisA.filter((x) => !b.basis.has(x));
-  const onlyB = basisB.filter((x) => !a.basis.has(x));
-  if (onlyA.length > 0 || onlyB.length > 0) {
-    const text = (xs: string[]) =>
-      xs.length ? xs.map((x) => BASIS_TEXT[x] ?? x).join(" and ") : "the event itself";
-    conflicts.push(`what counts differs: ${text(onlyA)} on A vs ${text(onlyB)} on B`);
-  }
+  const onlyA = onlyIn(a.basis, b.basis);
+  const onlyB = onlyIn(b.basis, a.basis);
+  if (onlyA.length > 0 || onlyB.length > 0)
+    conflicts.push(`what counts differs: ${basisText(onlyA)} on A vs ${basisText(onlyB)} on B`);
   // What settles an election: a race call, certification or the winner taking office. For an
   // executive office they can differ (a called winner who is never inaugurated); for a seat in a
   // chamber the venues treat the member sworn in as the winner, so it is an edge clause.
   // An executive office's winner "inaugurated" on one side only is a different contract even when
   // the other side names no trigger (it then pays on the election's result).
-  const inaugurated = (f: ContractFeatures) => f.trigger === "inaugurate";
   if (
     (a.trigger && b.trigger && a.trigger !== b.trigger) ||
-    ((a.executive || b.executive) && inaugurated(a) !== inaugurated(b))
+    ((a.executive || b.executive) && (a.trigger === "inaugurate") !== (b.trigger === "inaugurate"))
   ) {
-    const said = (f: ContractFeatures) => (f.trigger ? BASIS_TEXT[f.trigger] : "the election's result");
-    const text = `resolution trigger differs: ${said(a)} on A vs ${said(b)} on B`;
+    const text = `resolution trigger differs: ${triggerText(a)} on A vs ${triggerText(b)} on B`;
     if (a.legislative || b.legislative) caveats.push(text);
     else conflicts.push(text);
   }
 
   // --- Ties, cancellations, postponements ---------------------------------------------------------
   // On a complement, B's fallback is read from A's side: B paying No is A's YES paying.
-  const flip = (x: string | undefined) =>
-    relation === "complement" ? (x === "yes" ? "no" : x === "no" ? "yes" : x) : x;
-  for (const situation of new Set([...a.voidPolicy.keys(), ...b.voidPolicy.keys()])) {
+  for (const situation of keysOfEither(a.voidPolicy, b.voidPolicy)) {
     const pa = a.voidPolicy.get(situation);
-    const pb = flip(b.voidPolicy.get(situation));
+    const pb = relation === "complement" ? flipped(b.voidPolicy.get(situation)) : b.voidPolicy.get(situation);
     // How a tie, a cancellation or a postponement settles is an edge clause: reported, never a
     // different contract (MATCHING.md; the strict view for arbitrage filters on caveats). But a
     // tie or a draw of a game is one of its results (an NFL tie, a soccer draw), not an edge case.
@@ -605,13 +692,12 @@ export function compareContracts(
   }
 
   // --- Time zones, window start, named sources --------------------------------------------------
-  if (a.zones.size > 0 && b.zones.size > 0 && ![...a.zones].some((z) => b.zones.has(z)))
+  if (a.zones.size > 0 && b.zones.size > 0 && !intersects(a.zones, b.zones))
     conflicts.push(`time zone differs: ${setText(a.zones)} vs ${setText(b.zones)}`);
   if (a.windowStart && b.windowStart && a.windowStart !== b.windowStart)
     conflicts.push(`window starts differ: ${a.windowStart} vs ${b.windowStart}`);
-  const sourceGroupsAgree = [...SOURCE_TYPE_GROUPS].some((g) => a.sources.has(g) && b.sources.has(g));
-  if (a.namedSources.size > 0 && b.namedSources.size > 0 && !sourceGroupsAgree) {
-    if (![...a.namedSources].some((w) => b.namedSources.has(w)))
+  if (a.namedSources.size > 0 && b.namedSources.size > 0 && !sourceTypesAgree(a, b)) {
+    if (!intersects(a.namedSources, b.namedSources))
       conflicts.push(
         `named source differs: ${a.market.settlementSource ?? setText(a.namedSources)} vs ${b.market.settlementSource ?? setText(b.namedSources)}`,
       );
@@ -632,9 +718,14 @@ export function compareContracts(
   // --- The predicate: what has to happen, found on both sides? -----------------------------------
   // Same names and the same date are not the same question: "out by 2027" / "arrested before 2027".
   // Names the questions themselves use (an event title's capitals are often just headline style).
-  const names = new Set([...a.subjectEntities, ...b.subjectEntities]);
-  const unsaidOnB = uncoveredWords(predicateOf(a.questionWords, names), b.allWords);
-  const unsaidOnA = uncoveredWords(predicateOf(b.questionWords, names), a.allWords);
+  const unsaidOnB = uncoveredWords(
+    predicateOf(a.questionWords, a.subjectEntities, b.subjectEntities),
+    b.allWords,
+  );
+  const unsaidOnA = uncoveredWords(
+    predicateOf(b.questionWords, a.subjectEntities, b.subjectEntities),
+    a.allWords,
+  );
   // Only where no numeric condition was compared: with one, the words around it ("rise above",
   // "fewer than", "stay below") are the condition, already read and compared as a set of outcomes.
   // Nor on a complement read from opposite framings ("hold" / "flip", "stays" / "out"): its words
@@ -650,19 +741,18 @@ export function compareContracts(
   }
 
   // --- A Kalshi market whose ticker names another year than its title ------------------------------
-  for (const [f, side] of [
-    [a, "A"],
-    [b, "B"],
-  ] as const)
-    if (f.tickerYearConflict) {
-      confidence = Math.min(confidence, UNSURE_CONFIDENCE);
-      reasons.push(`${side}'s ticker and title name different years (${f.tickerYearConflict})`);
-    }
+  if (a.tickerYearConflict) {
+    confidence = Math.min(confidence, UNSURE_CONFIDENCE);
+    reasons.push(`A's ticker and title name different years (${a.tickerYearConflict})`);
+  }
+  if (b.tickerYearConflict) {
+    confidence = Math.min(confidence, UNSURE_CONFIDENCE);
+    reasons.push(`B's ticker and title name different years (${b.tickerYearConflict})`);
+  }
 
   // --- Named topics: the same competition, award or office? ---------------------------------------
-  const named = (f: ContractFeatures) => [...f.topics].filter((t) => !t.startsWith("league:"));
-  const topicsA = named(a);
-  const topicsB = named(b);
+  const topicsA = namedTopics(a);
+  const topicsB = namedTopics(b);
   if (topicsA.length > 0 && topicsB.length > 0 && !topicsA.some((t) => b.topics.has(t))) {
     // "NBA Playoffs" / "NBA Finals", "Minister of Defense" / "Minister of National Security".
     confidence = Math.min(confidence, UNSURE_CONFIDENCE);
@@ -703,6 +793,62 @@ export function compareContracts(
     caveats,
     blockers,
   };
+}
+
+// Small pieces of `compareContracts`, as functions of the module rather than closures made for
+// every pair (see the subject checks above).
+
+/** The keys of `x`, then those of `y` that `x` lacks: what a set of both would hold, in its order. */
+function keysOfEither<K>(x: ReadonlyMap<K, unknown>, y: ReadonlyMap<K, unknown>): K[] {
+  const out = [...x.keys()];
+  for (const k of y.keys()) if (!x.has(k)) out.push(k);
+  return out;
+}
+
+/** The elements of `x` that `y` lacks, in `x`'s order. */
+function onlyIn(x: ReadonlySet<string>, y: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (const e of x) if (!y.has(e)) out.push(e);
+  return out;
+}
+
+function basisText(xs: string[]): string {
+  return xs.length ? xs.map((x) => BASIS_TEXT[x] ?? x).join(" and ") : "the event itself";
+}
+
+function triggerText(f: ContractFeatures): string | undefined {
+  return f.trigger ? BASIS_TEXT[f.trigger] : "the election's result";
+}
+
+/** A fallback outcome read from the other side of a complement: B paying No is A's YES paying. */
+function flipped(x: string | undefined): string | undefined {
+  return x === "yes" ? "no" : x === "no" ? "yes" : x;
+}
+
+/** Groups that settle nothing when only one side names them. */
+const SILENT_ONE_SIDED = new Set(["release", "adjust", "change", "period", "evidence", "span"]);
+
+/** Both markets name a source of the same type (a station, an index, an agency…). */
+function sourceTypesAgree(a: ContractFeatures, b: ContractFeatures): boolean {
+  for (const g of SOURCE_TYPE_GROUPS) if (a.sources.has(g) && b.sources.has(g)) return true;
+  return false;
+}
+
+/** Whether the question side of `f` (its subject, or its question and YES label) says `w`. */
+function inQuestion(f: ContractFeatures, w: string): boolean {
+  return f.subjectEntities.has(w) || normalizeText(`${f.market.question} ${f.market.yesLabel}`).includes(w);
+}
+
+/** "14:30 UTC". */
+function utcText(minute: number): string {
+  return `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")} UTC`;
+}
+
+/** The competitions, awards and offices a market names (its leagues left out). */
+function namedTopics(f: ContractFeatures): string[] {
+  const out: string[] = [];
+  for (const t of f.topics) if (!t.startsWith("league:")) out.push(t);
+  return out;
 }
 
 export { measureText };

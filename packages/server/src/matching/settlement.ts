@@ -204,19 +204,26 @@ export const STANCE_PATTERNS: Array<[string, RegExp]> = [
   ["control:-", /\b(flip|flips|lose|loses|lost)\b/],
 ];
 
+// The patterns of the functions below are constants of the module, not literals in the functions: a
+// pattern written inside a function is a new RegExp object every time it runs, and these run for
+// every sentence of every market's rules.
+const SENTENCE_BREAK = /(?<=[.;])\s+/;
+/** What a sentence of the rules is about: a cancellation, a postponement (or no release), a tie. */
+const CANCELLED = /\b(cancel+ed|cancel+ation|abandoned|called off)\b/;
+const POSTPONED =
+  /\bpostpone|\bdelayed|\brescheduled\b|\bnot (been )?(released|published|held|reported)\b|\bno (release|statement|report|election|vote|data)\b|\bunpublished\b|\bno [a-z]+( [a-z]+)? (is|are|has been|was) (held|released|published)\b|\b(is|are) not held\b|\bdoes not (take place|occur)\b|\b(not|never) (be )?(released|published|held|open|opens|premiere|premieres|take place|occur|happen)\b|\b(does|do|did|has|have) not (open|release|premiere|happen|occur|take place|publish|published|report|reported|announce|announced|name|named|hold|held)\b|\bno\b[^.,;]{0,30}\b(held|takes place|occurs|happens)\b/;
+const TIE =
+  /\b(tie|tied|ties|draw|drawn|dead heat)\b|\b(is|are) (exactly )?equal\b(?! to)|\bidentical\b|\bmultiple winners\b|\bmultiple [a-z]+ (are|is) declared\b|\bco-?winners?\b/;
+
 export function voidPolicyOf(rules: string): Map<string, string> {
   const out = new Map<string, string>();
-  const sentences = rules.split(/(?<=[.;])\s+/);
+  const sentences = rules.split(SENTENCE_BREAK);
   for (const s of sentences) {
-    const situation = /\b(cancel+ed|cancel+ation|abandoned|called off)\b/.test(s)
+    const situation = CANCELLED.test(s)
       ? "cancelled"
-      : /\bpostpone|\bdelayed|\brescheduled\b|\bnot (been )?(released|published|held|reported)\b|\bno (release|statement|report|election|vote|data)\b|\bunpublished\b|\bno [a-z]+( [a-z]+)? (is|are|has been|was) (held|released|published)\b|\b(is|are) not held\b|\bdoes not (take place|occur)\b|\b(not|never) (be )?(released|published|held|open|opens|premiere|premieres|take place|occur|happen)\b|\b(does|do|did|has|have) not (open|release|premiere|happen|occur|take place|publish|published|report|reported|announce|announced|name|named|hold|held)\b|\bno\b[^.,;]{0,30}\b(held|takes place|occurs|happens)\b/.test(
-            s,
-          )
+      : POSTPONED.test(s)
         ? "postponed"
-        : /\b(tie|tied|ties|draw|drawn|dead heat)\b|\b(is|are) (exactly )?equal\b(?! to)|\bidentical\b|\bmultiple winners\b|\bmultiple [a-z]+ (are|is) declared\b|\bco-?winners?\b/.test(
-              s,
-            )
+        : TIE.test(s)
           ? "tie"
           : null;
     if (!situation || out.has(situation)) continue;
@@ -250,30 +257,40 @@ export function voidPolicyOf(rules: string): Map<string, string> {
   return out;
 }
 
+/** Time zones as the rules write them, in the order `zonesOf` adds them. */
+const ZONES: Array<[RegExp, string]> = [
+  [/\b(utc|gmt|coordinated universal time|zulu)\b/, "utc"],
+  [/\b(et|est|edt|eastern( standard| daylight)? time|new york time)\b/, "et"],
+  [/\b(ct|cst|cdt|central( standard)? time)\b/, "ct"],
+  [/\b(mt|mst|mdt|mountain( standard)? time)\b/, "mt"],
+  [/\b(pt|pst|pdt|pacific( standard)? time)\b/, "pt"],
+  [/\blocal (standard )?time\b|\blocal (climate )?day\b|\bclimatological day\b/, "local"],
+];
+
 export function zonesOf(s: string): Set<string> {
   const out = new Set<string>();
-  if (/\b(utc|gmt|coordinated universal time|zulu)\b/.test(s)) out.add("utc");
-  if (/\b(et|est|edt|eastern( standard| daylight)? time|new york time)\b/.test(s)) out.add("et");
-  if (/\b(ct|cst|cdt|central( standard)? time)\b/.test(s)) out.add("ct");
-  if (/\b(mt|mst|mdt|mountain( standard)? time)\b/.test(s)) out.add("mt");
-  if (/\b(pt|pst|pdt|pacific( standard)? time)\b/.test(s)) out.add("pt");
-  if (/\blocal (standard )?time\b|\blocal (climate )?day\b|\bclimatological day\b/.test(s)) out.add("local");
+  for (const [pattern, zone] of ZONES) if (pattern.test(s)) out.add(zone);
   return out;
 }
 
+/** "from November 25", "between Dec 1": a window's first day, said in so many words. */
+const WINDOW_FROM = new RegExp(
+  `\\b(?:from|between|starting|beginning)\\s+(?:on\\s+)?${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:,?\\s*(20\\d\\d))?`,
+);
+/** "December 18-20": a range of days. */
+const DAY_RANGE = new RegExp(
+  `\\b${MONTH_RE}\\s+(\\d{1,2})\\s*(?:-|to|through)\\s*(\\d{1,2})\\b(?:,?\\s*(20\\d\\d))?`,
+);
+
 /** "from November 25 to December 31", "between Dec 1 and Dec 31": the window's first day. */
 export function windowStartOf(s: string, yearOf: YearOf, date: DateMention | null): string | null {
-  const m = new RegExp(
-    `\\b(?:from|between|starting|beginning)\\s+(?:on\\s+)?${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?(?:,?\\s*(20\\d\\d))?`,
-  ).exec(s);
+  const m = WINDOW_FROM.exec(s);
   if (m) {
     const month = MONTHS[m[1]!]!;
     const day = Number(m[2]);
     return dayKey(m[3] ? Number(m[3]) : yearOf(month, day), month, day);
   }
-  const range = new RegExp(
-    `\\b${MONTH_RE}\\s+(\\d{1,2})\\s*(?:-|to|through)\\s*(\\d{1,2})\\b(?:,?\\s*(20\\d\\d))?`,
-  ).exec(s);
+  const range = DAY_RANGE.exec(s);
   if (range && Number(range[3]) - Number(range[2]) >= 2) {
     const month = MONTHS[range[1]!]!;
     return dayKey(range[4] ? Number(range[4]) : yearOf(month, Number(range[2])), month, Number(range[2]));

@@ -173,72 +173,127 @@ const normalizedCache = new Map<string, string>();
 /** "Mélenchon" -> "Melenchon": the venues write names with and without their diacritics. */
 export function foldDiacritics(text: string): string {
   // Only text outside ASCII can carry a combining mark: most venue text skips the work.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range itself
-  return /^[\x00-\x7f]*$/.test(text) ? text : text.normalize("NFD").replace(/[\u0300-\u036f]/g, "");
+  return ASCII_ONLY.test(text) ? text : text.normalize("NFD").replace(COMBINING_MARKS, "");
 }
+
+// The patterns of the functions below are constants of the module: a pattern written inside a
+// function is a new RegExp object every time it runs, and these run for every text or every word.
+// (A global pattern is safe to share with `replace`, which reads it from the start every time.)
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range itself
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const COMBINING_MARKS = /[\u0300-\u036f]/g;
+
+/** Quotes, dashes and comparison symbols, rewritten in this order before numbers are read. */
+const SYMBOL_REWRITES: Array<[RegExp, string]> = [
+  [/[\u2018\u2019\u201c\u201d"`]/g, " "],
+  [/[\u2013\u2014\u2212]/g, "-"],
+  [/≥|>=|=>/g, " at least "],
+  [/≤|<=|=</g, " at most "],
+  [/(^|\s)>(?=\s*[$\d])/g, " above "],
+  [/(^|\s)<(?=\s*[$\d])/g, " below "],
+  [/(\d),(?=\d{3}\b)/g, "$1"],
+  [/(\d),(?=\d{3}\b)/g, "$1"],
+];
+/**
+ * "$100k", "1.5m", "2 billion". A number starts where its digits start: tried from inside a run of
+ * digits the pattern would rescan the whole run once per digit.
+ */
+const SCALED_NUMBER = /(\$?)(?<!\d)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g;
+const DEGREES = /(\d)\s*(?:°|º|degrees?)\s*(f|fahrenheit|c|celsius)?\b/g;
+const PERCENT = /(\d)\s*(percent|per cent)\b/g;
+/** House seats: "MI-07" and "MI-7" (Kalshi's legacy tickers) are one district. */
+const HOUSE_SEAT = /\b([a-z]{2})-0(\d)\b/g;
+const WHITESPACE = /\s+/g;
 
 function normalizeUncached(input: string): string {
   let s = ` ${foldDiacritics(input).toLowerCase()} `;
-  s = s
-    .replace(/[\u2018\u2019\u201c\u201d"`]/g, " ")
-    .replace(/[\u2013\u2014\u2212]/g, "-")
-    .replace(/≥|>=|=>/g, " at least ")
-    .replace(/≤|<=|=</g, " at most ")
-    .replace(/(^|\s)>(?=\s*[$\d])/g, " above ")
-    .replace(/(^|\s)<(?=\s*[$\d])/g, " below ")
-    .replace(/(\d),(?=\d{3}\b)/g, "$1")
-    .replace(/(\d),(?=\d{3}\b)/g, "$1");
-  // "$100k", "1.5m", "2 billion" -> plain numbers. A number starts where its digits start: tried
-  // from inside a run of digits the pattern would rescan the whole run once per digit.
+  for (const [pattern, replacement] of SYMBOL_REWRITES) s = s.replace(pattern, replacement);
+  // "$100k", "1.5m", "2 billion" -> plain numbers.
   s = s.replace(
-    /(\$?)(?<!\d)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g,
+    SCALED_NUMBER,
     (_all, dollar: string, num: string, unit: string) =>
       `${dollar}${Number((Number(num) * (SCALE[unit] ?? 1)).toPrecision(12))}`,
   );
-  s = s.replace(/(\d)\s*(?:°|º|degrees?)\s*(f|fahrenheit|c|celsius)?\b/g, (_a, d: string, u?: string) =>
-    u?.startsWith("c") ? `${d}°c` : `${d}°f`,
-  );
-  s = s.replace(/(\d)\s*(percent|per cent)\b/g, "$1%");
-  // House seats: "MI-07" and "MI-7" (Kalshi's legacy tickers) are one district.
-  s = s.replace(/\b([a-z]{2})-0(\d)\b/g, "$1-$2");
+  s = s.replace(DEGREES, (_a, d: string, u?: string) => (u?.startsWith("c") ? `${d}°c` : `${d}°f`));
+  s = s.replace(PERCENT, "$1%");
+  s = s.replace(HOUSE_SEAT, "$1-$2");
   for (const [pattern, replacement] of PHRASE_ALIASES) s = s.replace(pattern, replacement);
-  return s.replace(/\s+/g, " ").trim();
+  return s.replace(WHITESPACE, " ").trim();
 }
 
 /** Words of normalised text, with word aliases applied. Numbers and `%`/`$` stay attached. */
 export function words(normalized: string): string[] {
   const out: string[] = [];
-  for (const raw of normalized.split(WORD_SPLIT)) {
-    if (raw.length === 0) continue;
+  // The runs of word characters, found in place: splitting made a string of every run, then another
+  // of a run whose punctuation was trimmed, and an array of all of them.
+  const n = normalized.length;
+  let at = 0;
+  while (at < n) {
+    while (at < n && !isWordChar(normalized.charCodeAt(at))) at++;
+    const runEnd = runOfWordChars(normalized, at);
     // Trim leading/trailing punctuation kept inside tokens, and a possessive 's.
-    let start = 0;
-    let end = raw.length;
-    while (start < end && EDGE.has(raw.charCodeAt(start))) start++;
-    while (end > start && EDGE.has(raw.charCodeAt(end - 1))) end--;
-    if (end - start > 2 && raw.charCodeAt(end - 1) === 115 && raw.charCodeAt(end - 2) === 39) end -= 2;
-    if (end <= start) continue;
-    const w = start === 0 && end === raw.length ? raw : raw.slice(start, end);
-    out.push(WORD_ALIASES[w] ?? w);
+    let start = at;
+    let end = runEnd;
+    while (start < end && EDGE.has(normalized.charCodeAt(start))) start++;
+    while (end > start && EDGE.has(normalized.charCodeAt(end - 1))) end--;
+    if (end - start > 2 && normalized.charCodeAt(end - 1) === 115 && normalized.charCodeAt(end - 2) === 39)
+      end -= 2;
+    if (end > start) {
+      const w = normalized.slice(start, end);
+      out.push(WORD_ALIASES[w] ?? w);
+    }
+    at = runEnd;
   }
   return out;
 }
 
-const WORD_SPLIT = /[^a-z0-9.%$°\-/']+/;
+/** The end of the run of word characters starting at `at`. */
+function runOfWordChars(text: string, at: number): number {
+  let end = at;
+  while (end < text.length && isWordChar(text.charCodeAt(end))) end++;
+  return end;
+}
+
+/** A character that words keep: a-z 0-9 . % $ ° - / ' (anything else separates words). */
+function isWordChar(c: number): boolean {
+  return (
+    (c >= 97 && c <= 122) ||
+    (c >= 48 && c <= 57) ||
+    c === 46 ||
+    c === 37 ||
+    c === 36 ||
+    c === 0xb0 ||
+    c === 45 ||
+    c === 47 ||
+    c === 39
+  );
+}
+
 /** - . ' / */
 const EDGE = new Set([45, 46, 39, 47]);
 
 /** Crude plural folding so "cuts"/"cut", "tweets"/"tweet" meet; leaves short words and numbers. */
 export function stem(word: string): string {
-  if (word.length > 4 && /[a-z]s$/.test(word) && !/ss$|us$|is$/.test(word)) return word.slice(0, -1);
+  if (word.length > 4 && PLURAL_S.test(word) && !NOT_PLURAL_S.test(word)) return word.slice(0, -1);
   return word;
 }
 
+const PLURAL_S = /[a-z]s$/;
+const NOT_PLURAL_S = /ss$|us$|is$/;
+
 /** Content words: stemmed, no stopwords, no bare numbers (numbers are compared as measures). */
 export function contentWords(normalized: string): string[] {
+  return contentOfWords(words(normalized));
+}
+
+const NUMBER_START = /^[$]?\d/;
+
+/** `contentWords` of a text whose `words` were already read. */
+export function contentOfWords(ws: readonly string[]): string[] {
   const out: string[] = [];
-  for (const w of words(normalized)) {
+  for (const w of ws) {
     if (STOPWORDS.has(w) || MONTHS[w] !== undefined) continue;
-    if (/^[$]?\d/.test(w)) continue;
+    if (NUMBER_START.test(w)) continue;
     if (w.length < 2) continue;
     out.push(stem(w));
   }

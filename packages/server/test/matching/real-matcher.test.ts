@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testConfig } from "../../src/config";
 import { fakeVenueUrls } from "../../src/demo";
 import { systemClock } from "../../src/infra/clock";
+import { silentLogger } from "../../src/infra/log";
 import { Matcher } from "../../src/matching/matcher";
 import { createVenues } from "../../src/venues/registry";
 import { STORE_BACKENDS } from "../support/backends";
@@ -30,7 +31,7 @@ describe.each(STORE_BACKENDS)("the real matcher over the fake venues' world on %
       venues: ["polymarket", "kalshi"],
       venueUrls: fakeVenueUrls(polymarket, kalshi),
     });
-    const venues = createVenues(config, systemClock, { info() {}, warn() {} });
+    const venues = createVenues(config, systemClock, silentLogger);
     t = await matchingApp({
       store,
       venues,

@@ -146,34 +146,43 @@ interface Token {
 
 /** Words of `text` with their original ranges, folded; linear in the text. */
 function tokenize(text: string): Token[] {
-  let folded = "";
+  // ASCII text (nearly all venue text) folds to its lower case character for character: folded
+  // character i comes from text[i], and no combining mark follows a word. So the folded text is
+  // one call, not a string built a character at a time with two tables of offsets (left null).
+  const ascii = ASCII.test(text);
+  let folded = ascii ? text.toLowerCase() : "";
   // Original start and end of the code point each folded character came from.
-  const fromStart: number[] = [];
-  const fromEnd: number[] = [];
+  const fromStart: number[] | null = ascii ? null : [];
+  const fromEnd: number[] | null = ascii ? null : [];
   let i = 0;
-  for (const ch of text) {
-    const f = foldChar(ch);
-    for (let k = 0; k < f.length; k++) {
-      fromStart.push(i);
-      fromEnd.push(i + ch.length);
+  if (fromStart && fromEnd)
+    for (const ch of text) {
+      const f = foldChar(ch);
+      for (let k = 0; k < f.length; k++) {
+        fromStart.push(i);
+        fromEnd.push(i + ch.length);
+      }
+      folded += f;
+      i += ch.length;
     }
-    folded += f;
-    i += ch.length;
-  }
   const tokens: Token[] = [];
   let prevEnd = -1;
   for (const m of folded.matchAll(WORD)) {
     const a = m.index;
     const b = a + m[0].length;
-    let end = fromEnd[b - 1]!;
+    let end = fromEnd ? fromEnd[b - 1]! : b;
     // Decomposed input: the marks after the last letter belong to the word.
-    while (end < text.length && /\p{M}/u.test(text[end]!)) end++;
+    if (!ascii) while (end < text.length && /\p{M}/u.test(text[end]!)) end++;
     const gap = prevEnd < 0 ? "" : folded.slice(prevEnd, a);
-    tokens.push({ word: m[0], start: fromStart[a]!, end, joined: prevEnd >= 0 && JOINING.test(gap) });
+    const start = fromStart ? fromStart[a]! : a;
+    tokens.push({ word: m[0], start, end, joined: prevEnd >= 0 && JOINING.test(gap) });
     prevEnd = b;
   }
   return tokens;
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the ASCII range itself
+const ASCII = /^[\x00-\x7f]*$/;
 
 function words(phrase: string): string[] {
   return tokenize(phrase).map((t) => t.word);
@@ -301,12 +310,15 @@ function capitalsMeanNames(tokens: readonly Token[], text: string): boolean {
   let capitalised = 0;
   for (const t of tokens) {
     const original = text.slice(t.start, t.end);
-    if (original.length < 4 || !/^\p{L}+$/u.test(original)) continue;
+    if (original.length < 4 || !LETTERS_ONLY.test(original)) continue;
     words++;
     if (startsUpper(original)) capitalised++;
   }
   return words < 3 || capitalised < words * 0.75;
 }
+
+/** A constant, not a literal in the loop above: a literal is a new RegExp object each time it runs. */
+const LETTERS_ONLY = /^\p{L}+$/u;
 
 /** The one team `phrase` names here, or undefined when none or several. */
 function resolve(
