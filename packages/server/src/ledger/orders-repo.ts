@@ -244,7 +244,7 @@ export async function openOrdersOfOwner(db: DbOrTrx, owner: Owner): Promise<Orde
   return cancellableOrders(db, owner, {});
 }
 
-// --- live routing (orders/live.ts) -----------------------------------------------------------------
+// --- live routing and its fill poller (orders/live*.ts) ------------------------------------------
 
 /** Every (account, venue) with open or pending live orders: what the fill poller visits. */
 export async function liveOrderGroups(db: DbOrTrx): Promise<Array<{ account_id: string; venue: string }>> {

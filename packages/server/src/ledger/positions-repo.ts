@@ -107,19 +107,42 @@ export async function adjustBalance(
   nowIso: string,
   requireAvailable?: number,
 ): Promise<boolean> {
-  const change: BalanceChange = [
-    delta.available ?? 0,
-    delta.locked ?? 0,
-    delta.deposits ?? 0,
-    delta.withdrawals ?? 0,
-    delta.fees ?? 0,
-    delta.realizedPnl ?? 0,
-    nowIso,
-    owner.accountId,
-    owner.environment,
-  ];
-  if (requireAvailable === undefined) return (await adjustBalanceSql.changes(db, change)) === 1;
-  return (await adjustBalanceIfSql.changes(db, [...change, requireAvailable])) === 1;
+  const available = delta.available ?? 0;
+  const locked = delta.locked ?? 0;
+  const deposits = delta.deposits ?? 0;
+  const withdrawals = delta.withdrawals ?? 0;
+  const fees = delta.fees ?? 0;
+  const realizedPnl = delta.realizedPnl ?? 0;
+  const { accountId, environment } = owner;
+  // Array literals, not a spread of one into the other: this runs on every order placement.
+  if (requireAvailable === undefined) {
+    const change: BalanceChange = [
+      available,
+      locked,
+      deposits,
+      withdrawals,
+      fees,
+      realizedPnl,
+      nowIso,
+      accountId,
+      environment,
+    ];
+    return (await adjustBalanceSql.changes(db, change)) === 1;
+  }
+  return (
+    (await adjustBalanceIfSql.changes(db, [
+      available,
+      locked,
+      deposits,
+      withdrawals,
+      fees,
+      realizedPnl,
+      nowIso,
+      accountId,
+      environment,
+      requireAvailable,
+    ])) === 1
+  );
 }
 
 /** A position's key: whose it is, on which market, which outcome. */
@@ -268,13 +291,33 @@ export async function addToPosition(
   add: { newId: string; marketId: string; outcome: string; size: number; cost: number; fees: number },
   nowIso: string,
 ): Promise<GrownPosition> {
-  const key: ByKey = [owner.accountId, owner.environment, add.marketId, add.outcome];
-  const addition: Addition = [add.size, add.cost, add.fees, nowIso];
-  if ((await growPositionSql.changes(db, [...addition, ...key])) === 1) {
-    const grown = await grownPositionSql.first(db, key);
+  const { accountId, environment } = owner;
+  const { marketId, outcome, size, cost, fees } = add;
+  const grew = await growPositionSql.changes(db, [
+    size,
+    cost,
+    fees,
+    nowIso,
+    accountId,
+    environment,
+    marketId,
+    outcome,
+  ]);
+  if (grew === 1) {
+    const grown = await grownPositionSql.first(db, [accountId, environment, marketId, outcome]);
     if (grown) return grown;
   }
-  const row = await addToPositionSql.first(db, [add.newId, ...key, ...addition]);
+  const row = await addToPositionSql.first(db, [
+    add.newId,
+    accountId,
+    environment,
+    marketId,
+    outcome,
+    size,
+    cost,
+    fees,
+    nowIso,
+  ]);
   if (!row) throw new Error("position upsert returned no row");
   return row;
 }

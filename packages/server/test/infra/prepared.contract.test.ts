@@ -7,7 +7,13 @@
  */
 import { type Generated, type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { inTransaction, MultiRowStatement, prepare, prepareRows } from "../../src/infra/db/prepared";
+import {
+  everyColumn,
+  inTransaction,
+  MultiRowStatement,
+  prepare,
+  prepareRows,
+} from "../../src/infra/db/prepared";
 import type { Database } from "../../src/infra/db/schema";
 import type { DbOrTrx } from "../../src/infra/db/store";
 import { STORE_BACKENDS } from "../support/backends";
@@ -185,5 +191,11 @@ describe("building a prepared statement", () => {
     await expect(asText.run(opened.store.db, ["x"])).rejects.toThrow(/used as a value/);
     const rest = prepare((_db, [first, ...others]: [string, string]) => sql`select ${first}, ${others[0]}`);
     await expect(rest.run(opened.store.db, ["a", "b"])).rejects.toThrow(/no `...rest` pattern/);
+  });
+
+  it("checks at compile time that a column list names every column", () => {
+    everyColumn<{ a: number; b: string }, ["a", "b"]>(true);
+    // @ts-expect-error: "b" is missing
+    everyColumn<{ a: number; b: string }, ["a"]>(true);
   });
 });

@@ -2,20 +2,23 @@
  * Prepared statements: a query written with the query builder, compiled once per dialect and then
  * run many times with new values.
  *
- * `prepare((db, p: Params) => query)` takes a function that builds the query from a parameters
- * object `p`. It is called once per dialect (on the first run there), with `p` standing in for
- * every run's values: reading `p.x` (or `p[0]` of a tuple) gives a placeholder that the query
- * builder binds as it would a value. The compiled query's parameters then say, in the SQL's own
- * order, which value of a run goes where; values that are not placeholders (a constant status, a
- * 0) are kept as they are. So the builder types the query and its parameters, writes the SQL and
- * orders the parameters; a run only binds values. Since the function runs once, the query's shape
- * must not depend on the values (there are none at that point).
+ * `prepare((db, p: P) => query)` takes a function that builds the query from its parameters `p`, a
+ * record or a tuple. The function is called once per dialect, on the first run there, with `p`
+ * standing in for every run's values: `p.x`, `p[0]` or a name destructured from `p` is a
+ * placeholder, which the query builder binds as it would any value. The compiled query's
+ * parameters then say, in the SQL's own order, which of a run's values goes where (one may go to
+ * several places); parameters that are not placeholders are constants of the query, bound as they
+ * are. So the query builder writes the SQL text and orders the parameters, and the types of `p`
+ * are checked against the columns they meet. As the function runs once, the query's shape must
+ * not depend on the values (there are none then); a tuple is destructured element by element (its
+ * length is unknown, so no `...rest`). `prepareRows` does the same for statements over many rows
+ * (a multi-row insert), one compiled query per row count.
  *
  * Inside a transaction opened with `inTransaction` on SQLite, a statement runs directly on the
  * connection that transaction holds (SQLite has exactly one, and the transaction keeps it until it
  * ends), as a better-sqlite3 statement prepared once, skipping the query executor's per-statement
  * promise chain. Anywhere else (the store itself, other transactions, PostgreSQL) the compiled query
- * goes through Kysely's executor as any query does.
+ * goes through Kysely's executor as any query does: neither builds nor compiles it again.
  */
 import type BetterSqlite3 from "better-sqlite3";
 import {

@@ -30,7 +30,7 @@ import {
  * itself cannot tell buy YES from sell NO. We read the bit in that book's terms: bid = buy YES,
  * ask = sell YES, at the YES price. A user's "sell YES @ 0.60" (sent as ask 0.60) comes back as
  * exactly that; a "buy NO @ 0.40" (also ask 0.60) comes back as the same order, sell YES @ 0.60,
- * and crossbook's own order row keeps what the user asked (orders/live.ts turns fills round).
+ * and crossbook's own order row keeps what the user asked (orders/live-fills.ts turns fills round).
  *
  * Should the two fields ever disagree, `book_side` wins (it is the order-entry vocabulary) and the
  * disagreement is reported. Objects with only the deprecated `side` (yes|no) + `action`
