@@ -1,7 +1,7 @@
 /** SQL for accounts and sign-in sessions. */
 import type { Insertable, Selectable } from "kysely";
 import type { AccountsTable, SessionsTable } from "../infra/db/schema";
-import type { DbOrTrx } from "../infra/db/store";
+import type { DbOrTrx, Dialect } from "../infra/db/store";
 
 export type AccountRow = Selectable<AccountsTable>;
 export type SessionRow = Selectable<SessionsTable>;
@@ -78,4 +78,21 @@ export async function revokeAccountSessions(
     .$if(keep !== undefined, (qb) => qb.where("id", "!=", keep!))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * The account's tier, locking its row until the transaction ends on PostgreSQL (SQLite serializes
+ * writers anyway), so a count-then-insert against the tier's cap cannot race another one.
+ */
+export async function lockAccountTier(
+  trx: DbOrTrx,
+  accountId: string,
+  dialect: Dialect,
+): Promise<{ id: string; tier: string } | undefined> {
+  return trx
+    .selectFrom("accounts")
+    .select(["id", "tier"])
+    .where("id", "=", accountId)
+    .$if(dialect === "postgres", (qb) => qb.forUpdate())
+    .executeTakeFirst();
 }

@@ -5,7 +5,7 @@
 import type { Insertable, Selectable } from "kysely";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { AlertsTable } from "../infra/db/schema";
-import type { DbOrTrx, Dialect } from "../infra/db/store";
+import type { DbOrTrx } from "../infra/db/store";
 
 export type AlertRow = Selectable<AlertsTable>;
 
@@ -141,21 +141,4 @@ export async function marketContext(
     .where("markets.id", "=", marketId)
     .executeTakeFirst();
   return row ? { title: row.event_title ?? row.market_title, venue: row.venue } : undefined;
-}
-
-/**
- * The account's tier, locking its row until the transaction ends on PostgreSQL (SQLite serializes
- * writers anyway), so a count-then-insert against the tier's cap cannot race another one.
- */
-export async function lockAccountTier(
-  trx: DbOrTrx,
-  accountId: string,
-  dialect: Dialect,
-): Promise<{ id: string; tier: string } | undefined> {
-  return trx
-    .selectFrom("accounts")
-    .select(["id", "tier"])
-    .where("id", "=", accountId)
-    .$if(dialect === "postgres", (qb) => qb.forUpdate())
-    .executeTakeFirst();
 }

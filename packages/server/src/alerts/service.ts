@@ -22,6 +22,7 @@
 
 import { alertsAllowed, type Tier } from "../access/limits";
 import type { KeyEnvironment } from "../access/permissions";
+import * as accountsRepo from "../accounts/repo";
 import * as catalogRepo from "../catalog/repo";
 import type { Outbox } from "../events/outbox";
 import { AppError, validationError } from "../http/errors";
@@ -242,7 +243,7 @@ export class AlertsService {
 
   /** Refuses a new alert past the tier's cap; locks the account row until the transaction ends. */
   async #checkCap(trx: Trx, accountId: string): Promise<void> {
-    const account = await repo.lockAccountTier(trx, accountId, this.options.dialect ?? "sqlite");
+    const account = await accountsRepo.lockAccountTier(trx, accountId, this.options.dialect ?? "sqlite");
     if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
     const tier = account.tier as Tier;
     const cap = alertsAllowed(tier);

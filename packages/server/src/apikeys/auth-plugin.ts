@@ -30,7 +30,7 @@ import { AppError } from "../http/errors";
 import { routeConfig } from "../http/route-context";
 import type { Clock } from "../infra/clock";
 import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
-import type { ApiKey, ApiKeysService, AuthenticatedKey } from "./service";
+import type { ApiKeysService, AuthenticatedKey } from "./service";
 
 /** What a session token may do: manage keys and read its own account, nothing on the market side. */
 const SESSION_PERMISSIONS = new Set<Permission>(["manage_keys"]);

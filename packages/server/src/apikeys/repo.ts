@@ -1,7 +1,7 @@
 /** SQL for API keys. Only hashes of secrets are ever written. */
 import type { Insertable, Selectable } from "kysely";
 import type { ApiKeysTable } from "../infra/db/schema";
-import type { DbOrTrx, Dialect } from "../infra/db/store";
+import type { DbOrTrx } from "../infra/db/store";
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
@@ -79,21 +79,4 @@ export async function revokedAmong(db: DbOrTrx, ids: readonly string[]): Promise
     .where("revoked_at", "is not", null)
     .execute();
   return rows.map((r) => r.id);
-}
-
-/**
- * The account's tier, locking its row until the transaction ends on PostgreSQL (SQLite serializes
- * writers anyway), so a count-then-insert against the tier's cap cannot race another one.
- */
-export async function lockAccountTier(
-  trx: DbOrTrx,
-  accountId: string,
-  dialect: Dialect,
-): Promise<{ id: string; tier: string } | undefined> {
-  return trx
-    .selectFrom("accounts")
-    .select(["id", "tier"])
-    .where("id", "=", accountId)
-    .$if(dialect === "postgres", (qb) => qb.forUpdate())
-    .executeTakeFirst();
 }

@@ -24,6 +24,7 @@ import {
   normalizeKeyType,
   type Permission,
 } from "../access/permissions";
+import * as accountsRepo from "../accounts/repo";
 import type { Account, AccountsService } from "../accounts/service";
 import { AppError, validationError } from "../http/errors";
 import type { Bus } from "../infra/bus/bus";
@@ -224,7 +225,7 @@ export class ApiKeysService {
     await this.db.transaction().execute(async (trx) => {
       // Lock the account row so two concurrent creations cannot both pass the cap (PostgreSQL;
       // SQLite serializes writers anyway).
-      const account = await repo.lockAccountTier(trx, accountId, this.dialect);
+      const account = await accountsRepo.lockAccountTier(trx, accountId, this.dialect);
       if (!account) throw new AppError("ACCOUNT_NOT_FOUND");
       const cap = keysAllowed(account.tier as Account["tier"]);
       if (cap !== null && (await repo.countActiveKeys(trx, accountId)) >= cap) {

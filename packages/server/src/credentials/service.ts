@@ -17,7 +17,6 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { getAddress, type Hex, isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import type { Owner } from "../access/owner";
-import type { KeyEnvironment } from "../access/permissions";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db } from "../infra/db/store";

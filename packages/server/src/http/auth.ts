@@ -11,7 +11,7 @@
  * CLI made an operator (`crossbook accounts update --operator`). It guards global data (matches),
  * which no ordinary account may rewrite for every other tenant.
  */
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import type { KeyLimits } from "../access/limits";
 import type { Owner } from "../access/owner";
 import type { Permission } from "../access/permissions";

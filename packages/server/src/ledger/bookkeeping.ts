@@ -21,14 +21,7 @@ import { MICROS } from "../venues/decimal";
 import type { Resolution, VenueId } from "../venues/model";
 import * as events from "./events";
 import { buyLock, type FeeModel } from "./money";
-import {
-  type FillRow,
-  insertFill,
-  insertNewFills,
-  insertOrder,
-  type OrderRow,
-  updateOrderIf,
-} from "./orders-repo";
+import { insertFill, insertNewFills, insertOrder, type OrderRow, updateOrderIf } from "./orders-repo";
 import { type BookPlan, changedColumns, type FillInput, planCancel, planFill, startPlan } from "./plan";
 import {
   addToPosition,

@@ -1,6 +1,5 @@
 /** Orders over HTTP: place, list, read, explain (fills), cancel one, cancel many. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { tradingOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
