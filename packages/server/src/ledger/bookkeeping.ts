@@ -22,7 +22,15 @@ import type { Resolution, VenueId } from "../venues/model";
 import * as events from "./events";
 import { buyLock, type FeeModel } from "./money";
 import { insertFill, insertNewFills, insertOrder, type OrderRow, updateOrderIf } from "./orders-repo";
-import { type BookPlan, changedColumns, type FillInput, planCancel, planFill, startPlan } from "./plan";
+import {
+  type BookPlan,
+  changedColumns,
+  type FillInput,
+  planCancel,
+  planFill,
+  planSettlement,
+  startPlan,
+} from "./plan";
 import {
   addToPosition,
   adjustBalance,
@@ -32,6 +40,7 @@ import {
   positionIdByKey,
   releaseReservation,
   reserveByKey,
+  reservePosition,
   updatePosition,
 } from "./positions-repo";
 
@@ -105,6 +114,30 @@ export async function openOrder(
     heldBefore: held,
     requireAvailable: buy ? lock : undefined,
   });
+}
+
+/**
+ * A live order before the venue has it: stored `pending` with its `order.created` event. No cash
+ * moves here (live cash lives at the venue); a sell promises its contracts from `held`, the position
+ * the caller found or took over from the venue, and nothing is written when they are not free
+ * (returns undefined for the caller to explain). With a `cancelReason` (a market order with nothing
+ * to take) the order is stored cancelled at once, unfilled, as the sandbox does.
+ */
+export async function openPendingOrder(
+  trx: DbOrTrx,
+  ctx: Omit<Bookkeeping, "title">,
+  draft: OrderRow,
+  held: PositionRow | undefined,
+  cancelReason: string | null,
+): Promise<OrderRow | undefined> {
+  let order = draft;
+  if (draft.side === "sell") {
+    if (!held || !(await reservePosition(trx, held.id, draft.amount, ctx.nowIso))) return undefined;
+    order = { ...draft, position_id: held.id };
+  }
+  const plan = startPlan(order, undefined);
+  if (cancelReason !== null) planCancel(plan, cancelReason, ctx.nowIso);
+  return writePlan(trx, { ...ctx, title: "" }, plan, { created: order, order: "insert" });
 }
 
 /**
@@ -253,9 +286,8 @@ async function writePlan(
 }
 
 /**
- * Settles a position at its market's resolution: a winning contract pays 1, a losing one 0, a void
- * market refunds the cost basis. The payout is credited at once, so the position is redeemable
- * (in the sandbox) and its PnL realized.
+ * Settles a position at its market's resolution as `planSettlement` works it out: the payout is
+ * credited to the balance, the position is marked resolved, and `position.resolved` recorded.
  */
 export async function settlePosition(
   trx: DbOrTrx,
@@ -263,30 +295,9 @@ export async function settlePosition(
   position: PositionRow,
   resolution: Resolution,
 ): Promise<PositionRow> {
-  const won = resolution !== "void" && resolution === position.outcome;
-  // A contract pays $1: `size` micro-contracts pay `size` micro-dollars.
-  const payoutMicros = resolution === "void" ? position.cost_basis : won ? position.size : 0;
-  // Contracts taken over from the venue (live) have no known cost: their payout realizes nothing
-  // crossbook can measure, so realized PnL counts the contracts of known cost only.
-  const known = position.size - position.unknown_cost_size;
-  const realized = (resolution === "void" ? position.cost_basis : won ? known : 0) - position.cost_basis;
+  const { won, payout, realized, settled } = planSettlement(position, resolution, ctx.nowIso);
   const owner = ownerOf(position);
-  await adjustBalance(trx, owner, { available: payoutMicros, realizedPnl: realized }, ctx.nowIso);
-  const settled: PositionRow = {
-    ...position,
-    size: 0,
-    reserved: 0,
-    cost_basis: 0,
-    realized_pnl: position.realized_pnl + realized,
-    status: "resolved",
-    resolution,
-    payout: payoutMicros,
-    redeemable: payoutMicros > 0 ? 1 : 0,
-    unknown_cost_size: 0,
-    resolved_at: ctx.nowIso,
-    closed_at: ctx.nowIso,
-    updated_at: ctx.nowIso,
-  };
+  await adjustBalance(trx, owner, { available: payout, realizedPnl: realized }, ctx.nowIso);
   await updatePosition(trx, position.id, changedColumns(position, settled));
   await ctx.outbox.record(trx, {
     type: "position.resolved",
@@ -299,9 +310,9 @@ export async function settlePosition(
       won,
       size: position.size / MICROS,
       cost_basis: position.cost_basis / MICROS,
-      payout: payoutMicros / MICROS,
+      payout: payout / MICROS,
       realized_pnl: realized / MICROS,
-      redeemable: payoutMicros > 0,
+      redeemable: payout > 0,
     },
     accountId: position.account_id,
     environment: owner.environment,

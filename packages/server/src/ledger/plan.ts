@@ -5,6 +5,7 @@
  * bookkeeping.ts, so the accounting exists once.
  */
 import { newId } from "../infra/ids";
+import type { Resolution } from "../venues/model";
 import { buyLock, costOfSlice, type FeeModel, mulDiv, notional } from "./money";
 import type { FillRow, OrderRow } from "./orders-repo";
 import type { PositionRow } from "./positions-repo";
@@ -163,6 +164,42 @@ export function planCancel(plan: BookPlan, reason: string, nowIso: string): bool
     updated_at: nowIso,
   };
   return true;
+}
+
+/**
+ * A position at its market's resolution: a winning contract pays 1, a losing one 0, a void market
+ * refunds the cost basis. Returns the payout credited at once (so the position is redeemable in the
+ * sandbox), the PnL it realizes, and the position as settled.
+ *
+ * Contracts taken over from the venue (live) have no known cost: their payout realizes nothing
+ * crossbook can measure, so realized PnL counts the contracts of known cost only.
+ */
+export function planSettlement(
+  position: PositionRow,
+  resolution: Resolution,
+  nowIso: string,
+): { won: boolean; payout: number; realized: number; settled: PositionRow } {
+  const won = resolution !== "void" && resolution === position.outcome;
+  // A contract pays $1: `size` micro-contracts pay `size` micro-dollars.
+  const payout = resolution === "void" ? position.cost_basis : won ? position.size : 0;
+  const known = position.size - position.unknown_cost_size;
+  const realized = (resolution === "void" ? position.cost_basis : won ? known : 0) - position.cost_basis;
+  const settled: PositionRow = {
+    ...position,
+    size: 0,
+    reserved: 0,
+    cost_basis: 0,
+    realized_pnl: position.realized_pnl + realized,
+    status: "resolved",
+    resolution,
+    payout,
+    redeemable: payout > 0 ? 1 : 0,
+    unknown_cost_size: 0,
+    resolved_at: nowIso,
+    closed_at: nowIso,
+    updated_at: nowIso,
+  };
+  return { won, payout, realized, settled };
 }
 
 /**

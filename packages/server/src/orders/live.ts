@@ -33,18 +33,11 @@ import { AppError } from "../http/errors";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db, DbOrTrx } from "../infra/db/store";
 import type { Logger } from "../infra/log";
-import { type Bookkeeping, cancelOrderRow, feeModelOf } from "../ledger/bookkeeping";
-import { orderCreated } from "../ledger/events";
+import { type Bookkeeping, cancelOrderRow, feeModelOf, openPendingOrder } from "../ledger/bookkeeping";
 import { buyLock } from "../ledger/money";
 import type { OrderRow, Owner } from "../ledger/orders-repo";
 import * as repo from "../ledger/orders-repo";
-import {
-  adoptIntoPosition,
-  findPositionByKey,
-  type PositionRow,
-  positionIdByKey,
-  reservePosition,
-} from "../ledger/positions-repo";
+import { adoptIntoPosition, findPositionByKey, type PositionRow } from "../ledger/positions-repo";
 import { NETTING_VENUES, nettedSize, type VenueHoldings, venuePositionId } from "../portfolio/holdings";
 import { MICROS } from "../venues/decimal";
 import { isVenueError } from "../venues/errors";
@@ -122,8 +115,6 @@ export class VenueRouter implements Execution {
     hooks: PlacementHooks,
   ): Promise<OrderRow> {
     const { db, outbox, clock } = this.deps;
-    const positionId = await positionIdByKey(db, owner, market.id, draft.outcome);
-    if (positionId) draft = { ...draft, position_id: positionId };
     if (draft.type === "market") {
       // The venue gets the sandbox's bound as the worst price; with nothing on the side the order
       // takes, the price stays 0 and the order is cancelled unfilled below, as the sandbox does.
@@ -145,42 +136,33 @@ export class VenueRouter implements Execution {
 
     const order = await db.transaction().execute(async (trx) => {
       const row: OrderRow = { ...draft, status: "pending", updated_at: nowIso };
+      let held: PositionRow | undefined;
       if (row.side === "buy") {
         row.locked = buyLock(fees, row.price, row.amount);
       } else {
-        let held = await findPositionByKey(trx, owner, market.id, row.outcome);
+        held = await findPositionByKey(trx, owner, market.id, row.outcome);
         if (venueHeld !== undefined && (!held || held.size - held.reserved < row.amount)) {
           held = await adoptVenueExcess(trx, owner, market, row.outcome, held, venueHeld, nowIso);
         }
-        const ok = held ? await reservePosition(trx, held.id, row.amount, nowIso) : false;
-        if (!ok)
-          throw new AppError(
-            "INSUFFICIENT_POSITION",
-            "A live sell needs contracts held at the venue (bought through crossbook or not) and not promised to other sell orders",
-            {
-              outcome: row.outcome,
-              amount: row.amount / MICROS,
-              held: (held?.size ?? 0) / MICROS,
-              reserved: (held?.reserved ?? 0) / MICROS,
-              ...(venueHeld !== undefined ? { venue_held: venueHeld / MICROS } : {}),
-            },
-          );
-        row.position_id = held!.id;
       }
-      await repo.insertOrder(trx, row);
-      await hooks.stored(trx, row);
-      await outbox.record(trx, {
-        type: "order.created",
-        data: orderCreated(row),
-        accountId: owner.accountId,
-        environment: owner.environment,
-      });
       // A market order with nothing on the side it takes (the service found no bound): accepted and
       // cancelled unfilled, as in the sandbox, without troubling the venue.
-      if (row.type === "market" && row.price === 0) {
-        return (await cancelOrderRow(trx, { outbox, nowIso }, row, unfilledReason(row))) ?? row;
-      }
-      return row;
+      const unfilled = row.type === "market" && row.price === 0 ? unfilledReason(row) : null;
+      const stored = await openPendingOrder(trx, { outbox, nowIso }, row, held, unfilled);
+      if (!stored)
+        throw new AppError(
+          "INSUFFICIENT_POSITION",
+          "A live sell needs contracts held at the venue (bought through crossbook or not) and not promised to other sell orders",
+          {
+            outcome: row.outcome,
+            amount: row.amount / MICROS,
+            held: (held?.size ?? 0) / MICROS,
+            reserved: (held?.reserved ?? 0) / MICROS,
+            ...(venueHeld !== undefined ? { venue_held: venueHeld / MICROS } : {}),
+          },
+        );
+      await hooks.stored(trx, stored);
+      return stored;
     });
     if (order.status !== "pending") return order;
 
