@@ -3,17 +3,12 @@
  * several instances racing on the same crossing change the row (and record the event) once.
  */
 import type { Insertable, Selectable } from "kysely";
+import type { Owner } from "../access/owner";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
 import type { AlertsTable } from "../infra/db/schema";
 import type { DbOrTrx } from "../infra/db/store";
 
 export type AlertRow = Selectable<AlertsTable>;
-
-/** Alerts belong to an account and to the environment of the key that made them. */
-export interface Owner {
-  accountId: string;
-  environment: string;
-}
 
 export interface AlertFilter {
   marketId?: string;

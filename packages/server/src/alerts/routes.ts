@@ -1,11 +1,12 @@
 /** Price alerts: create, list, read and delete the caller's alerts (in its key's environment). */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
+import type { Owner } from "../access/owner";
 import { keyOwner } from "../http/auth";
 import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
 import { microsToNumber } from "../venues/decimal";
 import { AlertListQuery, AlertParams, AlertSchema, CreateAlertBody } from "./schemas";
-import type { AlertOwner, AlertRow, AlertsService } from "./service";
+import type { AlertRow, AlertsService } from "./service";
 import type { Condition } from "./triggers";
 
 export function alertView(row: AlertRow) {
@@ -19,13 +20,13 @@ export function alertView(row: AlertRow) {
     armed: row.armed === 1,
     trigger_count: row.trigger_count,
     last_triggered_at: row.last_triggered_at,
-    environment: row.environment as AlertOwner["environment"],
+    environment: row.environment as Owner["environment"],
     created_at: row.created_at,
   };
 }
 
 /** Alerts are held by API keys: the account and the key's environment own them. */
-function owner(request: FastifyRequest): AlertOwner {
+function owner(request: FastifyRequest): Owner {
   return keyOwner(request, "Alerts are managed with an API key");
 }
 

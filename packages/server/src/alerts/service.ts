@@ -21,6 +21,7 @@
  */
 
 import { alertsAllowed, type Tier } from "../access/limits";
+import type { Owner } from "../access/owner";
 import type { KeyEnvironment } from "../access/permissions";
 import * as accountsRepo from "../accounts/repo";
 import * as catalogRepo from "../catalog/repo";
@@ -44,11 +45,6 @@ import {
 } from "./triggers";
 
 export type AlertRow = repo.AlertRow;
-
-export interface AlertOwner {
-  accountId: string;
-  environment: KeyEnvironment;
-}
 
 export interface CreateAlertInput {
   market_id: string;
@@ -186,7 +182,7 @@ export class AlertsService {
     }
   }
 
-  async create(owner: AlertOwner, input: CreateAlertInput): Promise<AlertRow> {
+  async create(owner: Owner, input: CreateAlertInput): Promise<AlertRow> {
     const threshold = parseThreshold(input.condition, input.threshold);
     const market = await catalogRepo.findMarket(this.db, input.market_id);
     if (!market) {
@@ -256,14 +252,14 @@ export class AlertsService {
     }
   }
 
-  async get(owner: AlertOwner, id: string): Promise<AlertRow> {
+  async get(owner: Owner, id: string): Promise<AlertRow> {
     const row = await repo.findAlert(this.db, owner, id);
     if (!row) throw new AppError("ALERT_NOT_FOUND", `No alert ${id}`, { alert_id: id });
     return row;
   }
 
   async list(
-    owner: AlertOwner,
+    owner: Owner,
     filter: repo.AlertFilter,
     page: { limit: number; offset: number },
   ): Promise<{ rows: AlertRow[]; total: number }> {
@@ -271,7 +267,7 @@ export class AlertsService {
   }
 
   /** Deletes an alert; it stops being evaluated at once. Returns it as it was. */
-  async delete(owner: AlertOwner, id: string): Promise<AlertRow> {
+  async delete(owner: Owner, id: string): Promise<AlertRow> {
     const row = await this.get(owner, id);
     if (!(await repo.deleteAlert(this.db, owner, id))) {
       throw new AppError("ALERT_NOT_FOUND", `No alert ${id}`, { alert_id: id });

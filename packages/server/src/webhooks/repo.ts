@@ -1,7 +1,8 @@
 /** Webhooks, deliveries, attempts and the fan-out cursor: the only SQL over those tables. */
 import { type Selectable, sql } from "kysely";
+import type { Owner } from "../access/owner";
 import type { EventCursor } from "../events/outbox";
-import { MultiRowStatement } from "../infra/db/prepared";
+import { everyColumn, pick, prepareList, prepareRows } from "../infra/db/prepared";
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from "../infra/db/schema";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 
@@ -9,20 +10,11 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
-export interface WebhookOwner {
-  accountId: string;
-  environment: "live" | "sandbox";
-}
-
 export async function insertWebhook(db: DbOrTrx, row: WebhookRow): Promise<void> {
   await db.insertInto("webhooks").values(row).execute();
 }
 
-export async function findWebhook(
-  db: DbOrTrx,
-  owner: WebhookOwner,
-  id: string,
-): Promise<WebhookRow | undefined> {
+export async function findWebhook(db: DbOrTrx, owner: Owner, id: string): Promise<WebhookRow | undefined> {
   return db
     .selectFrom("webhooks")
     .selectAll()
@@ -36,7 +28,7 @@ export async function webhookById(db: DbOrTrx, id: string): Promise<WebhookRow |
   return db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
-export async function listWebhooks(db: DbOrTrx, owner: WebhookOwner): Promise<WebhookRow[]> {
+export async function listWebhooks(db: DbOrTrx, owner: Owner): Promise<WebhookRow[]> {
   return db
     .selectFrom("webhooks")
     .selectAll()
@@ -106,37 +98,75 @@ export async function saveCursor(
 
 // --- bulk statements -----------------------------------------------------------------------------
 //
-// The dispatcher's per-delivery statements, many rows at a time, as fixed SQL text (one per row
-// count) with every value bound as a parameter: building them through the query builder costs more
-// per row than running them, and the same text lets SQLite reuse its prepared statement.
+// The dispatcher's per-delivery statements, many rows at a time: prepared statements
+// (infra/db/prepared.ts), compiled once per row count with every run's value bound as a parameter
+// (constants stay literals), so a run neither builds nor compiles a query and SQLite reuses its
+// prepared statement.
 
 /** Rows per statement: keeps the bound parameters far below SQLite's and PostgreSQL's limits. */
 const BULK_ROWS = 500;
+/** Compiled statements kept per bulk statement: one for every row count a caller may use. */
+const BULK_KEPT = { maxKept: BULK_ROWS };
 
-const insertDeliveriesSql = new MultiRowStatement(
-  "insert into webhook_deliveries (id, webhook_id, event_id, event_type, body, status, attempts, " +
-    "round_attempts, next_attempt_at, created_at, updated_at) values ",
-  "(?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)",
-  " on conflict (webhook_id, event_id) do nothing",
-  BULK_ROWS,
+const insertDeliveriesSql = prepareRows(
+  (db, rows: readonly NewDelivery[], [nowIso]: [nowIso: string]) =>
+    db
+      .insertInto("webhook_deliveries")
+      .values(
+        rows.map((row) => ({
+          id: row.id,
+          webhook_id: row.webhook_id,
+          event_id: row.event_id,
+          event_type: row.event_type,
+          body: row.body,
+          status: sql.lit("pending"),
+          attempts: sql.lit(0),
+          round_attempts: sql.lit(0),
+          next_attempt_at: nowIso,
+          created_at: nowIso,
+          updated_at: nowIso,
+        })),
+      )
+      .onConflict((oc) => oc.columns(["webhook_id", "event_id"]).doNothing()),
+  BULK_KEPT,
 );
 
-const markDeliveredSql = new MultiRowStatement(
-  "update webhook_deliveries set status = 'success', attempts = attempts + 1, " +
-    "round_attempts = round_attempts + 1, last_error = null, completed_at = ?, updated_at = ? " +
-    // By key alone: with a status condition too, SQLite may walk the pending index instead.
-    "where seq in (",
-  "?",
-  ")",
-  BULK_ROWS,
+const markDeliveredSql = prepareList(
+  (db, seqs: readonly number[], [atIso]: [atIso: string]) =>
+    db
+      .updateTable("webhook_deliveries")
+      .set((eb) => ({
+        status: sql.lit("success"),
+        attempts: eb("attempts", "+", sql.lit(1)),
+        round_attempts: eb("round_attempts", "+", sql.lit(1)),
+        last_error: sql.lit(null),
+        completed_at: atIso,
+        updated_at: atIso,
+      }))
+      // By key alone: with a status condition too, SQLite may walk the pending index instead.
+      .where("seq", "in", seqs),
+  BULK_KEPT,
 );
 
-const insertAttemptsSql = new MultiRowStatement(
-  "insert into webhook_attempts (id, delivery_id, webhook_id, event_type, attempt, status, " +
-    "response_code, response_time_ms, error, created_at) values ",
-  "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-  "",
-  BULK_ROWS,
+/** Every column of `webhook_attempts` (the type check below fails if one is missing). */
+const ATTEMPT_COLUMNS = [
+  "id",
+  "delivery_id",
+  "webhook_id",
+  "event_type",
+  "attempt",
+  "status",
+  "response_code",
+  "response_time_ms",
+  "error",
+  "created_at",
+] as const satisfies ReadonlyArray<keyof AttemptRow>;
+everyColumn<AttemptRow, typeof ATTEMPT_COLUMNS>(true);
+
+const insertAttemptsSql = prepareRows(
+  (db, rows: readonly AttemptRow[]) =>
+    db.insertInto("webhook_attempts").values(rows.map((row) => pick(row, ATTEMPT_COLUMNS))),
+  BULK_KEPT,
 );
 
 // --- deliveries ----------------------------------------------------------------------------------
@@ -157,13 +187,7 @@ export async function insertDeliveries(
   rows: readonly NewDelivery[],
   nowIso: string,
 ): Promise<void> {
-  await insertDeliveriesSql.runInChunks(
-    db,
-    rows,
-    (row, parameters) =>
-      parameters.push(row.id, row.webhook_id, row.event_id, row.event_type, row.body, nowIso, nowIso, nowIso),
-    { maxRows: BULK_ROWS },
-  );
+  await insertDeliveriesSql.runInChunks(db, rows, [nowIso], { maxRows: BULK_ROWS });
 }
 
 /** A due head delivery, with what the dispatcher needs to decide whether to start it now. */
@@ -242,31 +266,11 @@ export async function pendingHead(
  * `seq`, the primary key (SQLite's rowid): each row is found without a secondary-index search.
  */
 export async function markDelivered(db: DbOrTrx, seqs: readonly number[], atIso: string): Promise<void> {
-  await markDeliveredSql.runInChunks(db, seqs, (seq, parameters) => parameters.push(seq), {
-    maxRows: BULK_ROWS,
-    leading: [atIso, atIso],
-  });
+  await markDeliveredSql.runInChunks(db, seqs, [atIso], { maxRows: BULK_ROWS });
 }
 
 export async function insertAttempts(db: DbOrTrx, rows: readonly AttemptRow[]): Promise<void> {
-  await insertAttemptsSql.runInChunks(
-    db,
-    rows,
-    (r, parameters) =>
-      parameters.push(
-        r.id,
-        r.delivery_id,
-        r.webhook_id,
-        r.event_type,
-        r.attempt,
-        r.status,
-        r.response_code,
-        r.response_time_ms,
-        r.error,
-        r.created_at,
-      ),
-    { maxRows: BULK_ROWS },
-  );
+  await insertAttemptsSql.runInChunks(db, rows, [], { maxRows: BULK_ROWS });
 }
 
 export async function insertAttempt(db: DbOrTrx, row: AttemptRow): Promise<void> {

@@ -2,9 +2,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
+import type { Owner } from "../access/owner";
 import { keyOwner } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
-import type { AttemptRow, WebhookOwner, WebhookRow } from "./repo";
+import type { AttemptRow, WebhookRow } from "./repo";
 import {
   CreateWebhookBody,
   DeletedWebhookSchema,
@@ -16,7 +17,7 @@ import {
 } from "./schemas";
 import type { WebhooksService } from "./service";
 
-function owner(request: FastifyRequest): WebhookOwner {
+function owner(request: FastifyRequest): Owner {
   return keyOwner(request, "Webhooks are managed with an API key");
 }
 
@@ -26,7 +27,7 @@ function webhookView(webhook: WebhookRow, secret?: string) {
     url: webhook.url,
     events: JSON.parse(webhook.events) as string[],
     status: webhook.status as "active" | "failed",
-    environment: webhook.environment as WebhookOwner["environment"],
+    environment: webhook.environment as Owner["environment"],
     created_at: webhook.created_at,
     updated_at: webhook.updated_at,
     failed_at: webhook.failed_at,

@@ -4,6 +4,7 @@
  * A webhook belongs to the account and the environment of the key that made it, and receives that
  * account's events of that environment (plus global ones such as market.matched).
  */
+import type { Owner } from "../access/owner";
 import { SUBSCRIBABLE_EVENT_TYPES } from "../events/types";
 import { AppError, validationError } from "../http/errors";
 import { type Clock, isoNow } from "../infra/clock";
@@ -11,7 +12,7 @@ import type { Db } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
 import type { WebhookDispatcher } from "./dispatcher";
-import type { AttemptRow, WebhookOwner, WebhookRow } from "./repo";
+import type { AttemptRow, WebhookRow } from "./repo";
 import * as repo from "./repo";
 import { generateSecret } from "./signing";
 import { checkWebhookUrl, type LookupFn } from "./ssrf";
@@ -48,10 +49,7 @@ export class WebhooksService {
     private readonly options: WebhooksOptions,
   ) {}
 
-  async create(
-    owner: WebhookOwner,
-    input: CreateWebhookInput,
-  ): Promise<{ webhook: WebhookRow; secret?: string }> {
+  async create(owner: Owner, input: CreateWebhookInput): Promise<{ webhook: WebhookRow; secret?: string }> {
     const events = this.#events(input.events);
     const url = await this.#url(input.url);
     if (input.secret !== undefined) this.#checkSecret(input.secret);
@@ -79,18 +77,18 @@ export class WebhooksService {
     return input.secret === undefined ? { webhook, secret } : { webhook };
   }
 
-  list(owner: WebhookOwner): Promise<WebhookRow[]> {
+  list(owner: Owner): Promise<WebhookRow[]> {
     return repo.listWebhooks(this.db, owner);
   }
 
-  async get(owner: WebhookOwner, id: string): Promise<WebhookRow> {
+  async get(owner: Owner, id: string): Promise<WebhookRow> {
     const webhook = await repo.findWebhook(this.db, owner, id);
     if (!webhook) throw new AppError("WEBHOOK_NOT_FOUND", `No webhook ${id}`, { webhook_id: id });
     return webhook;
   }
 
   async update(
-    owner: WebhookOwner,
+    owner: Owner,
     id: string,
     input: UpdateWebhookInput,
   ): Promise<{ webhook: WebhookRow; secret?: string }> {
@@ -126,7 +124,7 @@ export class WebhooksService {
     return generated ? { webhook: updated, secret: generated } : { webhook: updated };
   }
 
-  async delete(owner: WebhookOwner, id: string): Promise<WebhookRow> {
+  async delete(owner: Owner, id: string): Promise<WebhookRow> {
     const webhook = await this.get(owner, id);
     await this.db.transaction().execute((trx) => repo.deleteWebhook(trx, id));
     this.dispatcher.forget(id);
@@ -134,12 +132,12 @@ export class WebhooksService {
   }
 
   /** Sends a `webhook.test` event now (outside the ordered queue) and returns its attempt. */
-  async test(owner: WebhookOwner, id: string): Promise<AttemptRow> {
+  async test(owner: Owner, id: string): Promise<AttemptRow> {
     const webhook = await this.get(owner, id);
     return this.dispatcher.sendTest(webhook);
   }
 
-  async deliveries(owner: WebhookOwner, id: string, limit: number): Promise<AttemptRow[]> {
+  async deliveries(owner: Owner, id: string, limit: number): Promise<AttemptRow[]> {
     await this.get(owner, id);
     return repo.recentAttempts(this.db, id, limit);
   }

@@ -3,17 +3,11 @@
  * from placeholders runs with each run's values bound where the compiled SQL wants them (tuples
  * and records, a value used twice, constants of the query kept), inside a transaction opened with
  * `inTransaction` (SQLite's direct path) as well as outside one; multi-row statements run in chunks
- * write every row once, in order; and the text-built multi-row statement still left works.
+ * write every row once, in order; and a statement over a list of plain values binds each value.
  */
 import { type Generated, type Kysely, sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  everyColumn,
-  inTransaction,
-  MultiRowStatement,
-  prepare,
-  prepareRows,
-} from "../../src/infra/db/prepared";
+import { everyColumn, inTransaction, prepare, prepareList, prepareRows } from "../../src/infra/db/prepared";
 import type { Database } from "../../src/infra/db/schema";
 import type { DbOrTrx } from "../../src/infra/db/store";
 import { STORE_BACKENDS } from "../support/backends";
@@ -58,6 +52,15 @@ const tagRows = prepareRows((db, rows: ReadonlyArray<{ n: number }>, shared: { t
       "in",
       rows.map((row) => row.n),
     ),
+);
+
+/** The keys themselves are the rows; a shared value (bound twice) comes before them in the SQL. */
+const tagKeys = prepareList((db, keys: readonly number[], [tag]: [tag: string]) =>
+  probe(db)
+    .updateTable("probe")
+    .set({ tag, amount: sql.lit(1) })
+    .where("n", "in", keys)
+    .where((eb) => eb.or([eb("tag", "is", null), eb("tag", "<>", tag)])),
 );
 
 describe.each(STORE_BACKENDS)("prepared statements on %s", (backend) => {
@@ -160,22 +163,25 @@ describe.each(STORE_BACKENDS)("prepared statements on %s", (backend) => {
     );
   });
 
-  it("still runs multi-row statements written as SQL text", async () => {
+  it("binds a list of plain values, in chunks, with shared values before them", async () => {
     const { db } = opened.store;
-    const insert = new MultiRowStatement("insert into probe (n, label) values ", "(?, ?)");
-    const tag = new MultiRowStatement("update probe set tag = ? where n in (", "?", ")");
     const rows = Array.from({ length: 250 }, (_, n) => ({ n, label: `row ${n}` }));
-    expect(await insert.runInChunks(db, rows, (r, p) => p.push(r.n, r.label), { maxRows: 100 })).toBe(250);
+    await insertRows.runInChunks(db, rows, [], { maxRows: 100 });
+    const fifths = rows.filter((r) => r.n % 5 === 0).map((r) => r.n);
     const tagged = await inTransaction(db, (trx) =>
-      tag.runInChunks(
-        trx,
-        rows.filter((r) => r.n % 5 === 0),
-        (r, p) => p.push(r.n),
-        { maxRows: 16, leading: ["fifth"] },
-      ),
+      tagKeys.runInChunks(trx, fifths, ["fifth"], { maxRows: 16 }),
     );
     expect(tagged).toBe(50);
-    expect(await stored()).toEqual(rows.map((r) => [r.n, r.label, 0, r.n % 5 === 0 ? "fifth" : null]));
+    // Outside a transaction too; the tag already set keeps those rows out (a value bound twice).
+    expect(await tagKeys.runInChunks(db, [0, 1, 2], ["fifth"], { maxRows: 16 })).toBe(2);
+    expect(await stored()).toEqual(
+      rows.map((r) => (r.n % 5 === 0 || r.n < 3 ? [r.n, r.label, 1, "fifth"] : [r.n, r.label, 0, null])),
+    );
+    expect(tagKeys.sqlFor(db, 2)).toMatch(
+      backend === "postgres"
+        ? /in \(\$2, \$3\) and \("tag" is null or "tag" <> \$4\)/
+        : /in \(\?, \?\) and \("tag" is null or "tag" <> \?\)/,
+    );
   });
 });
 

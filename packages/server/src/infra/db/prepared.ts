@@ -12,7 +12,8 @@
  * are checked against the columns they meet. As the function runs once, the query's shape must
  * not depend on the values (there are none then); a tuple is destructured element by element (its
  * length is unknown, so no `...rest`). `prepareRows` does the same for statements over many rows
- * (a multi-row insert), one compiled query per row count.
+ * (a multi-row insert), one compiled query per row count, and `prepareList` for statements over a
+ * list of plain values (the keys of an `update … where id in (…)`).
  *
  * Inside a transaction opened with `inTransaction` on SQLite, a statement runs directly on the
  * connection that transaction holds (SQLite has exactly one, and the transaction keeps it until it
@@ -23,7 +24,7 @@
 import type BetterSqlite3 from "better-sqlite3";
 import {
   type Compilable,
-  CompiledQuery,
+  type CompiledQuery,
   createQueryId,
   type DeleteResult,
   type InsertResult,
@@ -83,11 +84,14 @@ const SHARED = -1;
 /** More parameters than any statement binds (a guard for destructuring, see below). */
 const MAX_PARAMETERS = 10_000;
 
+/** The key of a placeholder standing for a whole row: a plain value of a list (see prepareList). */
+const WHOLE_ROW: unique symbol = Symbol("whole row");
+
 /** Stands for one run-time value while the query is built and compiled. */
 class Placeholder {
   constructor(
     readonly source: number,
-    readonly key: string | number,
+    readonly key: string | number | typeof WHOLE_ROW,
   ) {
     Object.freeze(this);
   }
@@ -173,6 +177,10 @@ function binderFor(parameters: readonly unknown[]): Binder {
     if (!(parameter instanceof Placeholder)) {
       constants[i] = parameter;
       return `constants[${i}]`;
+    }
+    if (parameter.key === WHOLE_ROW) {
+      rowsUsed.add(parameter.source);
+      return `row${parameter.source}`;
     }
     const key = typeof parameter.key === "number" ? String(parameter.key) : JSON.stringify(parameter.key);
     if (parameter.source === SHARED) return `shared[${key}]`;
@@ -343,6 +351,8 @@ export class PreparedRows<Row, Shared> {
   constructor(
     private readonly build: (db: Kysely<Database>, rows: readonly Row[], shared: Shared) => Query<unknown>,
     private readonly maxKept = 64,
+    /** Each row is a plain value (see prepareList), not a record or a tuple of them. */
+    private readonly plainRows = false,
   ) {}
 
   #forRows(count: number): PerDialect {
@@ -351,7 +361,10 @@ export class PreparedRows<Row, Shared> {
       statement = new PerDialect((db) =>
         this.build(
           db,
-          Array.from({ length: count }, (_, i) => placeholders(i) as Row),
+          Array.from(
+            { length: count },
+            (_, i) => (this.plainRows ? new Placeholder(i, WHOLE_ROW) : placeholders(i)) as Row,
+          ),
           placeholders(SHARED) as Shared,
         ),
       );
@@ -410,66 +423,14 @@ export function prepareRows<Row extends object, Shared extends object = []>(
   return new PreparedRows(build, options.maxKept);
 }
 
-// --- fixed SQL text ------------------------------------------------------------------------------
-
-/** `?` placeholders numbered for PostgreSQL. The text must not contain a literal `?`. */
-function numbered(text: string): string {
-  let n = 0;
-  return text.replace(/\?/g, () => `$${++n}`);
-}
-
 /**
- * A multi-row statement written as SQL text: `head` + `template` repeated per row + `tail`, `?`
- * placeholders bound in order. Kept for webhooks/repo.ts's bulk statements, its last user, until
- * they are written with `prepareRows`.
+ * A statement over a list of plain values (numbers or strings), such as the keys of an
+ * `update … where id in (…)`: as `prepareRows`, each value being a row of its own, so a caller
+ * passes its list of keys as it is.
  */
-export class MultiRowStatement {
-  readonly #byCount = new Map<number, PerDialect>();
-
-  constructor(
-    private readonly head: string,
-    private readonly template: string,
-    private readonly tail = "",
-    private readonly maxKept = 64,
-  ) {}
-
-  /**
-   * Runs the statement over `rows`, at most `maxRows` per statement: `bind` appends one row's
-   * values, after `leading` (values that come before the rows in the text). Returns the rows changed.
-   */
-  async runInChunks<T>(
-    db: DbOrTrx,
-    rows: readonly T[],
-    bind: (row: T, parameters: unknown[]) => void,
-    options: { maxRows: number; leading?: readonly unknown[] },
-  ): Promise<number> {
-    let changed = 0;
-    for (let start = 0; start < rows.length; start += options.maxRows) {
-      const end = Math.min(rows.length, start + options.maxRows);
-      const parameters: unknown[] = options.leading ? [...options.leading] : [];
-      for (let i = start; i < end; i++) bind(rows[i]!, parameters);
-      const connection = directConnection(db);
-      const compiled = this.#forRows(end - start).for(db, connection ? "sqlite" : dialectOf(db));
-      const result = connection
-        ? runDirect<never>(compiled, connection, parameters)
-        : await compiled.execute<never>(db, parameters);
-      changed += Number(result.numAffectedRows ?? 0);
-    }
-    return changed;
-  }
-
-  #forRows(count: number): PerDialect {
-    let statement = this.#byCount.get(count);
-    if (!statement) {
-      const text = `${this.head}${Array.from({ length: count }, () => this.template).join(", ")}${this.tail}`;
-      // The text's `?` are bound in order: as many placeholders, each the run's value at its index.
-      const parameters = Array.from(text.matchAll(/\?/g), (_, i) => new Placeholder(SHARED, i));
-      statement = new PerDialect((db) => ({
-        compile: () => CompiledQuery.raw(dialectOf(db) === "postgres" ? numbered(text) : text, parameters),
-      }));
-      if (this.#byCount.size >= this.maxKept) this.#byCount.clear();
-      this.#byCount.set(count, statement);
-    }
-    return statement;
-  }
+export function prepareList<Value extends number | string, Shared extends object = []>(
+  build: (db: Kysely<Database>, values: readonly Value[], shared: Shared) => Query<unknown>,
+  options: { maxKept?: number } = {},
+): PreparedRows<Value, Shared> {
+  return new PreparedRows(build, options.maxKept, true);
 }
