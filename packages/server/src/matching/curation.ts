@@ -53,6 +53,28 @@ export interface CurationDeps extends AnnounceDeps {
   clock: Clock;
 }
 
+/**
+ * The columns that record an operator's decision on a pair: its status (with the rejection reason and
+ * the operator's note), who decided (`decided_by: "admin"`, their account and key) and when, and
+ * `curated`, which keeps the runner from changing the pair's status, relation or polarity again.
+ */
+function adminDecision(
+  curator: Curator,
+  now: string,
+  decision: { status: "verified" | "rejected"; reason?: RejectReason; note?: string | undefined },
+) {
+  return {
+    status: decision.status,
+    status_reason: decision.reason ?? null,
+    status_note: decision.note ?? null,
+    decided_by: "admin",
+    decided_by_account: curator.accountId,
+    decided_by_key: curator.keyId,
+    decided_at: now,
+    curated: 1,
+  };
+}
+
 export class Curation {
   constructor(private readonly deps: CurationDeps) {}
 
@@ -76,14 +98,7 @@ export class Curation {
       if (!row) throw matchNotFound(id);
       const now = isoFromMs(nowMs);
       await repo.updateMatch(trx, id, {
-        status: "rejected",
-        status_reason: input.reason,
-        status_note: input.note ?? null,
-        decided_by: "admin",
-        decided_by_account: curator.accountId,
-        decided_by_key: curator.keyId,
-        decided_at: now,
-        curated: 1,
+        ...adminDecision(curator, now, { status: "rejected", reason: input.reason, note: input.note }),
         event_id: null,
         updated_at: now,
       });
@@ -145,14 +160,7 @@ export class Curation {
         reasons: JSON.stringify(["Paired by an admin"]),
         caveats: "[]",
         blockers: "[]",
-        status: "verified",
-        status_reason: null,
-        status_note: input.note ?? null,
-        decided_by: "admin",
-        decided_by_account: curator.accountId,
-        decided_by_key: curator.keyId,
-        decided_at: now,
-        curated: 1,
+        ...adminDecision(curator, now, { status: "verified", note: input.note }),
         event_id: null,
         created_at: now,
         updated_at: now,
@@ -184,14 +192,7 @@ export class Curation {
     await repo.updateMatch(trx, row.id, {
       relation,
       polarity,
-      status: "verified",
-      status_reason: null,
-      status_note: input.note ?? null,
-      decided_by: "admin",
-      decided_by_account: curator.accountId,
-      decided_by_key: curator.keyId,
-      decided_at: now,
-      curated: 1,
+      ...adminDecision(curator, now, { status: "verified", note: input.note }),
       ...(isEdge(after) ? {} : { event_id: null }),
       updated_at: now,
     });

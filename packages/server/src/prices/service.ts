@@ -7,6 +7,7 @@
  * (briefly cached). Markets that someone watches but no feed carries are polled over REST.
  */
 
+import type { Static } from "typebox";
 import * as catalogRepo from "../catalog/repo";
 import type { Bus } from "../infra/bus/bus";
 import type { Clock } from "../infra/clock";
@@ -18,33 +19,22 @@ import type { BookLevel, OrderBook, VenueId } from "../venues/model";
 import type { FeedEvent, MarketDataVenue } from "../venues/venue";
 import type { LiveMarkets } from "./ingest";
 import type { Quote } from "./quotes";
+import type { PriceEntryFields, QuoteUpdateSchema } from "./schemas";
 
 /** Bus channel carrying QuoteUpdate messages. */
 export const QUOTE_CHANNEL = "prices.quote";
 
-/** One quote change as it travels on the bus and out to stream clients (numbers at the edge). */
-export interface QuoteUpdate {
-  market_id: string;
-  price: number | null;
-  best_bid: number | null;
-  best_ask: number | null;
-  volume_24h: number;
-  /** When crossbook ingested the change (ISO 8601, ms). */
-  timestamp: string;
-}
+/**
+ * One quote change as it travels on the bus and out to stream clients (numbers at the edge). The
+ * shape is declared once, by QuoteUpdateSchema (schemas.ts), whose descriptions explain the fields.
+ */
+export type QuoteUpdate = Static<typeof QuoteUpdateSchema>;
 
-/** The current-price entry of spec 2.3; null where nothing is known yet. */
-export interface PriceEntry {
-  price: number | null;
-  best_bid: number | null;
-  best_ask: number | null;
-  spread: number | null;
-  change_24h: number | null;
-  change_pct_24h: number | null;
-  volume_24h: number;
-  last_trade: string | null;
-  updated_at: string;
-}
+/**
+ * The current-price entry of spec 2.3; null where nothing is known yet. Declared by PriceEntryFields
+ * (schemas.ts), which the prices response is built from.
+ */
+export type PriceEntry = Static<typeof PriceEntryFields>;
 
 /** What the service keeps of each catalog market, loaded once and refreshed after every sync. */
 export interface MarketSummary {

@@ -23,7 +23,7 @@
  *   same venue tick ingested by two instances) are dropped.
  */
 import type { QuoteUpdate } from "../prices/service";
-import { SEQ_FRAME_SLACK, writeSeqFrame } from "./frames";
+import { priceUpdateHead, SEQ_FRAME_SLACK, writeSeqFrame } from "./frames";
 import type { Session } from "./session";
 import type { Timers } from "./timers";
 import type { SocketWriter } from "./writer";
@@ -53,16 +53,6 @@ const SNAPSHOT = 2;
  * this long (bench/stream weighed both when it was chosen).
  */
 const SLICE_MS = 10;
-
-/** The update as a frame payload cut just after `"seq":`; the JSON is written by hand, once per update. */
-function updateHead(update: QuoteUpdate): Buffer {
-  return Buffer.from(
-    `{"type":"price_update","market_id":${JSON.stringify(update.market_id)},"price":${update.price},` +
-      `"best_bid":${update.best_bid},"best_ask":${update.best_ask},"volume_24h":${update.volume_24h},` +
-      `"timestamp":${JSON.stringify(update.timestamp)},"seq":`,
-    "utf8",
-  );
-}
 
 export class FanOut {
   readonly #writer: SocketWriter;
@@ -268,7 +258,7 @@ export class FanOut {
 
   /** An update serialized up to its seq (see Channel.head). */
   #head(update: QuoteUpdate): Buffer {
-    const head = updateHead(update);
+    const head = priceUpdateHead(update);
     if (head.length > this.#longestHead) this.#longestHead = head.length;
     return head;
   }

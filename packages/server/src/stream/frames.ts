@@ -7,6 +7,7 @@
  * is checked, not assumed. What each payload must be is declared in schemas.ts, and
  * test/stream/schemas.test.ts checks the frames the hub builds against it.
  */
+import type { QuoteUpdate } from "../prices/service";
 
 const OPCODE_TEXT = 0x81; // FIN + text
 const CLOSE_BRACE = 0x7d; // "}"
@@ -79,4 +80,17 @@ export function writeSeqFrame(target: Buffer, offset: number, head: Uint8Array, 
   offset += count;
   target[offset] = CLOSE_BRACE;
   return offset + 1;
+}
+
+/**
+ * A quote update as a `price_update` payload cut just after `"seq":`, for `writeSeqFrame`: the JSON
+ * is written by hand, once per update, in the order schemas.ts declares (PriceUpdateMessageSchema).
+ */
+export function priceUpdateHead(update: QuoteUpdate): Buffer {
+  return Buffer.from(
+    `{"type":"price_update","market_id":${JSON.stringify(update.market_id)},"price":${update.price},` +
+      `"best_bid":${update.best_bid},"best_ask":${update.best_ask},"volume_24h":${update.volume_24h},` +
+      `"timestamp":${JSON.stringify(update.timestamp)},"seq":`,
+    "utf8",
+  );
 }

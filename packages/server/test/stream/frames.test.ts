@@ -1,6 +1,6 @@
 /** Frames built by hand (a head, the seq's digits, `}`) decode as the JSON they claim to be. */
 import { describe, expect, it } from "vitest";
-import { SEQ_FRAME_SLACK, writeSeqFrame } from "../../src/stream/frames";
+import { priceUpdateHead, SEQ_FRAME_SLACK, writeSeqFrame } from "../../src/stream/frames";
 
 function decode(frame: Buffer): { length: number; text: string } {
   expect(frame[0]).toBe(0x81);
@@ -37,5 +37,23 @@ describe("writeSeqFrame", () => {
     expect(JSON.parse(text)).toEqual({ a: "x".repeat(padding), seq });
     expect(end - 3).toBeLessThanOrEqual(head.length + SEQ_FRAME_SLACK);
     expect(target[end]).toBe(0xee); // nothing written past the frame
+  });
+});
+
+describe("priceUpdateHead", () => {
+  it("is a price_update cut after its seq key, which writeSeqFrame completes", () => {
+    const update = {
+      market_id: 'poly:"é"\u2028',
+      price: 0.5,
+      best_bid: null,
+      best_ask: 0.51,
+      volume_24h: 1234.5,
+      timestamp: "2026-11-22T12:00:00.000Z",
+    };
+    const head = priceUpdateHead(update);
+    expect(head.toString()).toMatch(/,"seq":$/);
+    const target = Buffer.alloc(head.length + SEQ_FRAME_SLACK);
+    const { text } = decode(target.subarray(0, writeSeqFrame(target, 0, head, 42)));
+    expect(text).toBe(JSON.stringify({ type: "price_update", ...update, seq: 42 }));
   });
 });

@@ -31,8 +31,8 @@ import { closed, describeErrors, type JsonSchema, SchemaValidator } from "../sup
 import { FakeSocket, FakeWs } from "./fake-connection";
 import { ManualTimers } from "./manual-timers";
 
-// The bus message is declared by the schema; the prices service still spells it out by hand. Both
-// must stay the same type (tsc checks this line).
+// The bus message is declared by the schema, and the prices service's QuoteUpdate is derived from it:
+// they must stay the same type (tsc checks this line).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const quoteUpdateIsDeclared: Same<QuoteUpdate, Static<typeof QuoteUpdateSchema>> = true;
 
