@@ -37,6 +37,7 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { fileURLToPath } from "node:url";
 import { seededRandom } from "@crossbook/fakes/random";
+import { loaderArgs } from "./support/child";
 
 const here = fileURLToPath(import.meta.url);
 
@@ -409,8 +410,7 @@ function start(role: string): ChildProcess {
     execArgv: [
       ...(process.env["BENCH_PROFILE"] === role ? ["--cpu-prof", "--cpu-prof-dir=/tmp/streamprof"] : []),
       "--expose-gc",
-      "--import",
-      "tsx",
+      ...loaderArgs(here),
     ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });

@@ -24,6 +24,7 @@ import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { loaderArgs } from "./support/child";
 import { arg } from "./support/paired";
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -45,7 +46,7 @@ function child(role: string, env: NodeJS.ProcessEnv = {}) {
       : [];
   const proc: ChildProcess = spawn(
     process.execPath,
-    [...profile, "--import", "tsx", SCRIPT, "--child", role],
+    [...profile, ...loaderArgs(SCRIPT), SCRIPT, "--child", role],
     {
       env: { ...process.env, ...env },
       stdio: ["ignore", "inherit", "inherit", "ipc"],

@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import autocannon from "autocannon";
+import { loaderArgs } from "./child";
 
 export interface Ready {
   url: string;
@@ -58,7 +59,7 @@ async function startChild(
   mode: "bare" | "full",
   like?: Ready,
 ): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = spawn(process.execPath, ["--import", "tsx", script, "--child", mode], {
+  const child = spawn(process.execPath, [...loaderArgs(script), script, "--child", mode], {
     env: {
       ...process.env,
       ...(like ? { BENCH_BODY: like.body } : {}),
