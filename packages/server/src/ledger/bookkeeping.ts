@@ -280,8 +280,8 @@ async function writePlan(
     if (fill.closed) add("position.closed", events.positionClosed(fill.closed, ctx.title));
   }
   if (plan.cancelReason !== undefined) add("order.cancelled", events.orderCancelled(row, plan.cancelReason));
-  if (recorded.length === 1) await ctx.outbox.record(trx, recorded[0]!);
-  else if (recorded.length > 1) await ctx.outbox.recordMany(trx, recorded);
+  // recordMany even for one event: no RETURNING, which SQLite makes a placement pay for.
+  if (recorded.length > 0) await ctx.outbox.recordMany(trx, recorded);
   return row;
 }
 
