@@ -17,6 +17,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { copyCheckpointWorker, SERVER_BUNDLE_OPTIONS } from "./build.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const server = path.join(repo, "packages", "server");
@@ -52,25 +53,17 @@ const out = fs.mkdtempSync(path.join(server, ".bench-build", `${path.basename(en
 const cleanUp = () => fs.rmSync(out, { recursive: true, force: true });
 try {
   await esbuild.build({
+    ...SERVER_BUNDLE_OPTIONS,
     entryPoints: [entry],
     outfile: path.join(out, "bench.mjs"),
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    conditions: ["crossbook-source"],
+    // Every npm package, the bench tools included (the shipped bundle names only its dependencies).
     external: installedPackages(),
     // Bundled CommonJS helpers may call require(); an ES module has none of its own.
     banner: {
       js: "import { createRequire as __benchRequire } from 'node:module'; const require = __benchRequire(import.meta.url);",
     },
-    logLevel: "warning",
   });
-  // The checkpoint thread is started from a file next to the module that starts it (as in dist/).
-  fs.copyFileSync(
-    path.join(server, "src", "infra", "db", "checkpoint-worker.mjs"),
-    path.join(out, "checkpoint-worker.mjs"),
-  );
+  copyCheckpointWorker(out);
 } catch (error) {
   cleanUp();
   throw error;

@@ -52,25 +52,34 @@ export async function buildServer() {
   }
 }
 
+/** How the server is bundled: shared with scripts/bench.mjs, so benches measure what ships. */
+export const SERVER_BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  // Workspace packages export their TypeScript sources under this condition.
+  conditions: ["crossbook-source"],
+  logLevel: "warning",
+};
+
+/** The checkpoint thread is started from a file next to the module that starts it: copy it there. */
+export function copyCheckpointWorker(outDir) {
+  fs.copyFileSync(
+    path.join(repo, "packages", "server", "src", "infra", "db", "checkpoint-worker.mjs"),
+    path.join(outDir, "checkpoint-worker.mjs"),
+  );
+}
+
 async function bundle(esbuild, server, staging) {
   await esbuild.build({
+    ...SERVER_BUNDLE_OPTIONS,
     entryPoints: [path.join(server, "src", "main.ts")],
     outfile: path.join(staging, "main.js"),
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    // Workspace packages export their TypeScript sources under this condition.
-    conditions: ["crossbook-source"],
     external: externalDependencies(),
     sourcemap: "linked",
-    logLevel: "warning",
   });
-  // The checkpoint thread is started from a file next to the module that starts it.
-  fs.copyFileSync(
-    path.join(server, "src", "infra", "db", "checkpoint-worker.mjs"),
-    path.join(staging, "checkpoint-worker.mjs"),
-  );
+  copyCheckpointWorker(staging);
 }
 
 function buildFees() {
