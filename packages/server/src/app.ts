@@ -33,6 +33,7 @@ import type { MatcherLike } from "./matching/runner";
 import { MatchingService } from "./matching/service";
 import { createMetrics, type Metrics, metricsPlugin } from "./ops/metrics";
 import { opsRoutes, type Probe } from "./ops/routes";
+import type { Executions } from "./orders/execution";
 import { VenueRouter } from "./orders/live";
 import type { TradableMarket } from "./orders/markets";
 import { orderRoutes } from "./orders/routes";
@@ -171,26 +172,28 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     holdings,
     book,
   });
-  // Where orders execute: the sandbox exchange for sandbox keys, live routing for each venue that
-  // trades (a data-only venue's markets are refused for live orders).
+  // Where orders execute, and where each environment's cash and venue holdings are read: the sandbox
+  // exchange for sandbox keys, each venue that trades for live keys (a data-only venue's markets are
+  // refused for live orders).
+  const executions: Executions = {
+    sandbox: new SandboxExecution({
+      db: runtime.store.db,
+      outbox,
+      clock: runtime.clock,
+      exchange,
+      accounts: sandbox,
+      book,
+    }),
+    live: new Map(
+      [...venues].filter(([, venue]) => canTrade(venue)).map(([id]) => [id, venueRouter.at(id)] as const),
+    ),
+  };
   const orders = new OrdersService({
     db: runtime.store.db,
     outbox,
     clock: runtime.clock,
     venues,
-    executions: {
-      sandbox: new SandboxExecution({
-        db: runtime.store.db,
-        outbox,
-        clock: runtime.clock,
-        exchange,
-        accounts: sandbox,
-        book,
-      }),
-      live: new Map(
-        [...venues].filter(([, venue]) => canTrade(venue)).map(([id]) => [id, venueRouter] as const),
-      ),
-    },
+    executions,
   });
   // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
   live.onFeedEvent((event) => {
@@ -203,12 +206,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   catalog.onSynced(() => orders.settleFromCatalog());
   const portfolio = new PortfolioService(
     runtime.store.db,
-    sandbox,
+    executions,
     (marketId) => prices.priceMicros(marketId),
-    {
-      balance: (owner) => venueRouter.balance(owner),
-      holdings,
-    },
+    holdings,
   );
   const webhookDispatcher = new WebhookDispatcher(
     runtime.store.db,

@@ -5,13 +5,15 @@
  * API key's environment and the market's venue, and nothing else: no request field can switch one
  * into the other.
  *
- * Reading orders, fills, positions and balances is not part of it: the ledger is the book of record
- * for both environments (the live fill poller keeps it current from the venues), and live cash and
- * venue holdings reach the portfolio from live routing directly.
+ * Besides placing and cancelling, an execution reports what the account has there: its cash and
+ * what it holds, as the execution itself sees them (the portfolio shows them beside crossbook's own
+ * record). Orders and fills are read from the ledger, the book of record of both environments: the
+ * sandbox writes it directly, and the live fill poller keeps it current from the venues.
  */
 import type { Owner } from "../access/owner";
 import type { DbOrTrx } from "../infra/db/store";
 import type { OrderRow } from "../ledger/orders-repo";
+import type { VenueSnapshot } from "../portfolio/holdings";
 import { MICROS } from "../venues/decimal";
 import type { OrderBook } from "../venues/model";
 import type { TradableMarket } from "./markets";
@@ -36,6 +38,24 @@ export interface Execution {
    * null when it filled or was cancelled meanwhile (the caller re-reads it).
    */
   cancel(owner: Owner, order: OrderRow, reason: string): Promise<OrderRow | null>;
+  /**
+   * The owner's cash there, in micro-units: `available` to trade and `locked` in open buy orders.
+   * Sandbox: the ledger's fake USDC (funded on first read). Live: what the linked venue account
+   * reports (0 when none is linked); a venue that cannot be asked throws 503.
+   */
+  balance(owner: Owner): Promise<Cash>;
+  /**
+   * What the owner holds there as the execution itself reports it: one answer per venue account it
+   * reads (live: the linked account's positions, `unavailable` with a reason when the venue cannot be
+   * read; none when nothing is linked). The sandbox reports none: its holdings are the ledger's
+   * positions themselves. Never throws for a venue that cannot be read.
+   */
+  positions(owner: Owner): Promise<VenueSnapshot[]>;
+}
+
+export interface Cash {
+  available: number;
+  locked: number;
 }
 
 /** Where orders go: the sandbox exchange, and live routing per venue it can trade. */

@@ -18,7 +18,7 @@
  *     links it, or cancels it here after its grace period without a trace of it.
  *
  * Live cash lives at the venue: no live `balances` row is created or moved here (bookkeeping's
- * balance updates match nothing for live owners); `balance()` asks the venues instead. A live sell
+ * balance updates match nothing for live owners); each venue's execution (`at`) asks the venue. A live sell
  * is covered by the account's position, which it reserves as the sandbox does, because a fill of it
  * has to reduce a position. When it asks for more than crossbook's own free contracts, what the venue
  * holds beyond crossbook's record (bought outside crossbook) is taken into the position first, at
@@ -50,7 +50,7 @@ import {
   type VenueFill,
   type VenueOrder,
 } from "../venues/venue";
-import { type Execution, marketOrderBound, type PlacementHooks } from "./execution";
+import { type Cash, type Execution, marketOrderBound, type PlacementHooks } from "./execution";
 import {
   mapVenueError,
   notCancellable,
@@ -74,12 +74,12 @@ export interface VenueRouterDeps {
    * What linked venue accounts hold (portfolio/holdings.ts): a sell may draw on contracts held at the
    * venue outside crossbook, and crossbook's own fills drop the venue answer kept for the account.
    */
-  holdings?: Pick<VenueHoldings, "holding" | "invalidate">;
+  holdings?: Pick<VenueHoldings, "read" | "holding" | "invalidate">;
   /** A market's current book (the prices service), for a market order's bound. */
   book: (market: TradableMarket) => Promise<OrderBook | null>;
 }
 
-export class VenueRouter implements Execution {
+export class VenueRouter {
   readonly #poller: LiveOrderPoller;
 
   constructor(
@@ -353,43 +353,52 @@ export class VenueRouter implements Execution {
     throw notCancellable(now);
   }
 
-  // --- balance -----------------------------------------------------------------------------------
+  // --- what the account has at a venue -------------------------------------------------------
+
+  /** The execution of one venue: its orders go through this router, its cash and holdings are that venue's. */
+  at(venue: VenueId): Execution {
+    return {
+      place: (owner, draft, market, hooks) => this.place(owner, draft, market, hooks),
+      cancel: (owner, order, reason) => this.cancel(owner, order, reason),
+      balance: (owner) => this.#balanceAt(owner, venue),
+      positions: async (owner) =>
+        ((await this.deps.holdings?.read(owner)) ?? []).filter((snapshot) => snapshot.venue === venue),
+    };
+  }
 
   /**
-   * Live cash: `available` is the sum of what each linked venue reports, `locked` what the account's
-   * open and pending live buy orders hold back by crossbook's reckoning. A venue that cannot be
-   * asked makes the whole answer a 503: a partial sum would look like lost money.
+   * Live cash at one venue: `available` is what the linked account reports (0 when none is linked),
+   * `locked` what the account's open and pending live buy orders there hold back by crossbook's
+   * reckoning. A venue that cannot be asked is a 503: a partial answer would look like lost money.
    */
-  async balance(owner: Owner): Promise<{ available: number; locked: number }> {
-    const rows = await this.deps.credentials.list(owner);
-    const amounts = await Promise.all(
-      rows.map(async (row) => {
-        const venue = tradingVenueOf(this.deps.venues, row.venue as VenueId);
-        if (!venue) return 0;
-        let credentials: VenueCredentials;
-        try {
-          credentials = this.deps.credentials.open(row);
-        } catch {
-          throw unreadableCredentials(row.venue);
-        }
-        try {
-          const balance = await venue.getBalance(credentials);
-          // Polymarket reports the wallet's whole collateral: cash our open buys hold back is still
-          // in it (the CLOB only checks it when matching). Kalshi's balance already excludes it.
-          if (venue.id !== "polymarket") return balance;
-          const held = await repo.liveLocked(this.deps.db, owner.accountId, "polymarket");
-          return Math.max(0, balance - held);
-        } catch (error) {
-          this.deps.log.warn(
-            { err: error, account_id: owner.accountId, venue: venue.id },
-            "could not read a venue balance",
-          );
-          throw mapVenueError(error);
-        }
-      }),
-    );
-    const available = amounts.reduce((sum, amount) => sum + amount, 0);
-    return { available, locked: await repo.liveLocked(this.deps.db, owner.accountId) };
+  async #balanceAt(owner: Owner, venueId: VenueId): Promise<Cash> {
+    const [rows, held] = await Promise.all([
+      this.deps.credentials.list(owner),
+      repo.liveLocked(this.deps.db, owner.accountId, venueId),
+    ]);
+    const row = rows.find((r) => r.venue === venueId);
+    const venue = tradingVenueOf(this.deps.venues, venueId);
+    if (!row || !venue) return { available: 0, locked: held };
+    let credentials: VenueCredentials;
+    try {
+      credentials = this.deps.credentials.open(row);
+    } catch {
+      throw unreadableCredentials(row.venue);
+    }
+    let available: number;
+    try {
+      available = await venue.getBalance(credentials);
+    } catch (error) {
+      this.deps.log.warn(
+        { err: error, account_id: owner.accountId, venue: venue.id },
+        "could not read a venue balance",
+      );
+      throw mapVenueError(error);
+    }
+    // Polymarket reports the wallet's whole collateral: cash our open buys hold back is still in it
+    // (the CLOB only checks it when matching). Kalshi's balance already excludes it.
+    if (venue.id === "polymarket") available = Math.max(0, available - held);
+    return { available, locked: held };
   }
 
   // --- helpers -----------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
  * The portfolio as a user reads it: positions marked to the current quote (a NO position at
  * 1 − the YES price, never at the YES price) and the balance of the key's environment.
  *
- * A live key also sees what its linked venue accounts hold (holdings.ts): each open crossbook
+ * Cash and venue holdings come from the executions of the key's environment (orders/execution.ts):
+ * the sandbox's fake USDC, or what each linked venue reports. A live key also sees what its linked
+ * venue accounts hold (holdings.ts): each open crossbook
  * position carries the venue's size for it (`reconciliation`: match, or a mismatch that is logged
  * and counted, never written over), and what the venue holds where crossbook holds nothing is listed
  * after crossbook's own positions as `source: "venue"`, at unknown cost. A venue that cannot be read
@@ -22,7 +24,7 @@ import {
   positionsOnMarkets,
   unknownCostPosition,
 } from "../ledger/positions-repo";
-import type { SandboxAccounts } from "../sandbox/service";
+import type { Execution, Executions } from "../orders/execution";
 import { MICROS } from "../venues/decimal";
 import type { VenueId } from "../venues/model";
 import {
@@ -83,28 +85,22 @@ export interface BalanceView {
   updatedAt: string | null;
 }
 
-/** Live cash as the venues report it (orders/live.ts): live money is not in the `balances` table. */
-export type LiveBalance = (owner: Owner) => Promise<{ available: number; locked: number }>;
-
-/** What live routing tells the portfolio: live cash, and what the linked venue accounts hold. */
-export interface LivePortfolio {
-  balance: LiveBalance;
-  /** Live keys' positions include what the linked venue accounts hold. */
-  holdings: Pick<VenueHoldings, "read" | "noteMismatch">;
-}
-
 export class PortfolioService {
-  readonly #liveBalance: LiveBalance | undefined;
-  readonly #holdings: Pick<VenueHoldings, "read" | "noteMismatch"> | undefined;
-
+  /**
+   * @param executions where the cash and venue holdings of each environment are read
+   * @param mismatches counts and logs differences between crossbook's positions and the venues'
+   */
   constructor(
     private readonly db: Db,
-    private readonly sandbox: SandboxAccounts,
+    private readonly executions: Executions,
     private readonly yesMark: YesMark,
-    live?: LivePortfolio,
-  ) {
-    this.#liveBalance = live?.balance;
-    this.#holdings = live?.holdings;
+    private readonly mismatches?: Pick<VenueHoldings, "noteMismatch">,
+  ) {}
+
+  /** Every venue answer the executions of the owner's environment give (none for the sandbox). */
+  async #venueSnapshots(owner: Owner): Promise<VenueSnapshot[]> {
+    const answers = await Promise.all(executionsOf(this.executions, owner).map((e) => e.positions(owner)));
+    return answers.flat();
   }
 
   mark(row: PositionRow, source: MarkedPosition["source"] = "crossbook"): MarkedPosition {
@@ -144,12 +140,12 @@ export class PortfolioService {
     filter: PositionFilter,
     page: { limit: number; offset: number },
   ): Promise<{ positions: MarkedPosition[]; total: number; venues?: VenueReadView[] }> {
-    if (owner.environment !== "live" || !this.#holdings) {
+    if (owner.environment !== "live") {
       const { rows, total } = await listPositions(this.db, owner, filter, page);
       return { positions: rows.map((row) => this.mark(row)), total };
     }
     const [snapshots, { rows, total }] = await Promise.all([
-      this.#holdings.read(owner),
+      this.#venueSnapshots(owner),
       listPositions(this.db, owner, filter, page),
     ]);
     const status = filter.status ?? "open";
@@ -172,11 +168,11 @@ export class PortfolioService {
 
   async get(owner: Owner, id: string): Promise<MarkedPosition> {
     const row = await findPosition(this.db, owner, id);
-    if (owner.environment !== "live" || !this.#holdings) {
+    if (owner.environment !== "live") {
       if (!row) throw new AppError("POSITION_NOT_FOUND", `No position ${id}`, { position_id: id });
       return this.mark(row);
     }
-    const snapshots = await this.#holdings.read(owner);
+    const snapshots = await this.#venueSnapshots(owner);
     if (row) {
       const keys = isNetting(row.market_id) ? await positionsOnMarkets(this.db, owner, [row.market_id]) : [];
       return this.#reconciled(owner, row, snapshots, keys);
@@ -230,7 +226,7 @@ export class PortfolioService {
     const mine = nettedSize(venue, row.size, other?.size ?? 0);
     const status = mine === venueSize ? "match" : "mismatch";
     if (status === "mismatch") {
-      this.#holdings?.noteMismatch({
+      this.mismatches?.noteMismatch({
         accountId: owner.accountId,
         venue,
         marketId: row.market_id,
@@ -280,14 +276,14 @@ export class PortfolioService {
    * sum is `total`. A sandbox account is funded on first read.
    */
   async balance(owner: Owner): Promise<BalanceView> {
-    await this.sandbox.ensureFunded(owner);
-    const [row, positionsCost, live] = await Promise.all([
+    // Cash first: the sandbox's is funded on its first read, before the ledger row is read below.
+    const cash = await Promise.all(executionsOf(this.executions, owner).map((e) => e.balance(owner)));
+    const [row, positionsCost] = await Promise.all([
       findBalance(this.db, owner),
       costBasisTotal(this.db, owner),
-      owner.environment === "live" && this.#liveBalance ? this.#liveBalance(owner) : undefined,
     ]);
-    const available = live?.available ?? row?.available ?? 0;
-    const locked = live?.locked ?? row?.locked ?? 0;
+    const available = cash.reduce((sum, c) => sum + c.available, 0);
+    const locked = cash.reduce((sum, c) => sum + c.locked, 0);
     return {
       environment: owner.environment,
       currency: owner.environment === "sandbox" ? "USDC (sandbox)" : "USD",
@@ -302,6 +298,11 @@ export class PortfolioService {
       updatedAt: row?.updated_at ?? null,
     };
   }
+}
+
+/** The executions an owner's environment trades on: the sandbox, or every live venue. */
+function executionsOf(executions: Executions, owner: Owner): Execution[] {
+  return owner.environment === "sandbox" ? [executions.sandbox] : [...executions.live.values()];
 }
 
 function venueOf(marketId: string): VenueId | undefined {

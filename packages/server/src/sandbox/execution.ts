@@ -11,8 +11,10 @@ import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db } from "../infra/db/store";
 import { cancelOrderRow, feeModelOf, openOrder } from "../ledger/bookkeeping";
 import type { OrderRow } from "../ledger/orders-repo";
-import { type Execution, marketOrderBound, type PlacementHooks } from "../orders/execution";
+import { findBalance } from "../ledger/positions-repo";
+import { type Cash, type Execution, marketOrderBound, type PlacementHooks } from "../orders/execution";
 import type { TradableMarket } from "../orders/markets";
+import type { VenueSnapshot } from "../portfolio/holdings";
 import { MICROS } from "../venues/decimal";
 import type { OrderBook } from "../venues/model";
 import type { SandboxExchange } from "./exchange";
@@ -99,5 +101,16 @@ export class SandboxExecution implements Execution {
       .execute((trx) => cancelOrderRow(trx, { outbox, nowIso }, order, reason));
     if (cancelled) exchange.forget(order.id, order.market_id);
     return cancelled;
+  }
+
+  async balance(owner: Owner): Promise<Cash> {
+    await this.deps.accounts.ensureFunded(owner);
+    const row = await findBalance(this.deps.db, owner);
+    return { available: row?.available ?? 0, locked: row?.locked ?? 0 };
+  }
+
+  /** The sandbox's holdings are the ledger's positions: there is no venue account to compare. */
+  async positions(_owner: Owner): Promise<VenueSnapshot[]> {
+    return [];
   }
 }

@@ -30,7 +30,7 @@ const row = (over: Partial<PositionRow>): PositionRow => ({
   ...over,
 });
 
-// The store and sandbox are not touched by `mark`.
+// The store and the executions are not touched by `mark`.
 const portfolio = new PortfolioService(null as never, null as never, () => 600_000);
 
 describe("positions with contracts of unknown cost", () => {
