@@ -7,6 +7,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyInstance, LogController } from "fastify";
 import { Type } from "typebox";
+import { LoginGuard } from "./accounts/login-guard";
 import { accountRoutes } from "./accounts/routes";
 import { AccountsService } from "./accounts/service";
 import { alertRoutes } from "./alerts/routes";
@@ -16,6 +17,8 @@ import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
 import { catalogRoutes } from "./catalog/routes";
 import { CatalogService } from "./catalog/service";
+import { CONSOLE_PAGES } from "./console/pages";
+import { consolePlugin } from "./console/plugin";
 import { credentialRoutes } from "./credentials/routes";
 import { CredentialsService } from "./credentials/service";
 import { Outbox } from "./events/outbox";
@@ -468,12 +471,9 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     // With METRICS_LISTEN, `serve` puts /metrics on that address instead (ops/metrics-server.ts).
     serveMetrics: config.metricsListen === undefined,
   });
-  await app.register(accountRoutes, {
-    accounts: services.accounts,
-    limiter: runtime.limiter,
-    clock: runtime.clock,
-    config,
-  });
+  // One guard for the API's and the console's sign-ins: a guesser gains nothing by alternating.
+  const loginGuard = new LoginGuard(runtime.limiter, runtime.clock, config.loginAttemptsPerMinute);
+  await app.register(accountRoutes, { accounts: services.accounts, guard: loginGuard });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(catalogRoutes, {
     db: runtime.store.db,
@@ -527,6 +527,21 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
       route.schema = { ...(route.schema ?? {}), hide: true };
     });
     await scope.register(swaggerUi, { routePrefix: "/docs" });
+  });
+
+  // The account console: server-rendered pages over the same services (console/plugin.ts).
+  await app.register(consolePlugin(CONSOLE_PAGES), {
+    prefix: "/console",
+    clock: runtime.clock,
+    guard: loginGuard,
+    accounts: services.accounts,
+    apiKeys: services.apiKeys,
+    webhooks: services.webhooks,
+    credentials: services.credentials,
+    sandbox: services.sandbox,
+    orders: services.orders,
+    portfolio: services.portfolio,
+    matching: services.matching,
   });
 
   if (options.register) await options.register(app);

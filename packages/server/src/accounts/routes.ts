@@ -3,13 +3,10 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyRequest } from "fastify";
 import { Type } from "typebox";
 import { effectivePermissions } from "../access/permissions";
-import type { Config } from "../config";
 import { requireAuth } from "../http/auth";
 import { Envelope, ok } from "../http/envelope";
 import { AppError } from "../http/errors";
-import type { Clock } from "../infra/clock";
-import type { RateLimiter } from "../infra/limiter/limiter";
-import { LoginGuard } from "./login-guard";
+import type { LoginGuard } from "./login-guard";
 import {
   AccountSchema,
   LoginBody,
@@ -23,9 +20,8 @@ import type { Account, AccountsService, SignInClient } from "./service";
 
 export interface AccountRoutesDeps {
   accounts: AccountsService;
-  limiter: RateLimiter;
-  clock: Clock;
-  config: Config;
+  /** Slows password guessing before any password is hashed; shared with the console's sign-in. */
+  guard: LoginGuard;
 }
 
 const publicAccount = (a: Account) => ({
@@ -52,8 +48,7 @@ function sessionOf(request: FastifyRequest) {
 }
 
 export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async (app, deps) => {
-  // Slows password guessing before any password is hashed (see login-guard.ts).
-  const guard = new LoginGuard(deps.limiter, deps.clock, deps.config.loginAttemptsPerMinute);
+  const guard = deps.guard;
 
   app.post(
     "/v1/auth/signup",
