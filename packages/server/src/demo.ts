@@ -2,7 +2,8 @@
  * `crossbook demo`: the whole thing offline in one command. Starts the fake Polymarket and Kalshi
  * (seeded world, books that move with trades) on free local ports, runs the service against them
  * with the same configuration as `serve` (HOST, PORT, DATABASE_URL, …), creates a demo account with
- * a live and a sandbox key, and prints how to use them. Stopping the demo stops the fakes.
+ * a live and a sandbox key, and prints how to use them and where the console is (the password is
+ * printed when the account is created; an existing demo database keeps its password). Stopping the demo stops the fakes.
  */
 import { type KalshiFake, startKalshiFake } from "@crossbook/fakes/kalshi";
 import { type PolymarketFake, startPolymarketFake } from "@crossbook/fakes/polymarket";
@@ -66,6 +67,7 @@ export async function demo(config: Config, options: { tickMs?: number } = {}): P
         "",
         "crossbook demo is running, offline, against local fake venues:",
         `  service      ${address}   (docs: ${address}/docs)`,
+        `  console      ${address}/console   (sign in with the account below)`,
         `  polymarket   ${polymarket.gammaUrl} (gamma), ${polymarket.clobUrl} (clob)`,
         `  kalshi       ${kalshi.apiUrl}`,
         "",

@@ -58,6 +58,25 @@ describe("crossbook demo", { timeout: 120_000 }, () => {
         data: { account: { operator: boolean } };
       };
       expect(whoami.data.account.operator).toBe(true);
+      // The console is printed with the account's password, and that password signs in.
+      expect(out).toContain(`console      ${address}/console`);
+      const password = /password: (\S+)/.exec(out)?.[1];
+      expect(password).toBeTruthy();
+      const signin = await fetch(`${address}/console/signin`);
+      const formCookie = /cb_form=[^;]+/.exec(signin.headers.get("set-cookie") ?? "")![0];
+      const token = /name="_csrf" value="([^"]+)"/.exec(await signin.text())![1]!;
+      const signedIn = await fetch(`${address}/console/signin`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { "content-type": "application/x-www-form-urlencoded", cookie: formCookie },
+        body: new URLSearchParams({
+          _csrf: token,
+          email: "demo@crossbook.local",
+          password: password!,
+        }).toString(),
+      });
+      expect(signedIn.status).toBe(303);
+      expect(signedIn.headers.get("set-cookie")).toMatch(/cb_session=cbs_/);
       const venues = await until("both venues synced", async () => {
         const body = (await (await fetch(`${address}/v1/venues`, { headers })).json()) as {
           data: Array<{ id: string; health: { status: string; last_sync_markets: number } }>;

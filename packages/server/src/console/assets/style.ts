@@ -3,6 +3,7 @@ export const STYLE = `
 :root { --fg:#16202a; --muted:#5b6875; --bg:#f6f8fa; --card:#fff; --line:#d9dee4; --accent:#1f5fbf;
   --accent-fg:#fff; --danger:#b42318; --ok:#127a3e; --warn:#9a6700; --focus:#f5a623; --mark:#fff2b3; }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 html { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
   font-size: 15px; line-height: 1.45; color: var(--fg); background: var(--bg); }
 body { margin: 0; }
@@ -18,10 +19,12 @@ header.top nav ul { display: flex; flex-wrap: wrap; gap: .25rem; list-style: non
 header.top nav a { color: #d8e2ee; text-decoration: none; padding: .3rem .55rem; border-radius: 4px; display: inline-block; }
 header.top nav a[aria-current="page"] { background: #24405f; color: #fff; }
 header.top nav a:hover { color: #fff; }
-header.top .who { margin-left: auto; display: flex; align-items: center; gap: .5rem; font-size: .9rem; color: #d8e2ee; }
+header.top .who { margin-left: auto; display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; font-size: .9rem;
+  color: #d8e2ee; min-width: 0; }
+header.top .who > span { overflow-wrap: anywhere; }
 header.top .who form { margin: 0; }
 header.top .who .env { display: flex; align-items: center; gap: .35rem; }
-header.top .who select { width: auto; padding: .15rem .3rem; font-size: .85rem; }
+header.top .who select { width: auto; padding: .15rem .3rem; font-size: .85rem; color: var(--fg); }
 header.top .who button { background: transparent; color: #fff; border: 1px solid #5f7892; }
 main { max-width: 1200px; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.5rem; margin: .5rem 0 1rem; }
@@ -66,6 +69,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .grid2 { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .stats { display: flex; flex-wrap: wrap; gap: 1rem; }
 .stats div { min-width: 9rem; }
+.nowrap { white-space: nowrap; }
 .stats .value { font-size: 1.35rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f0f3f6; padding: .5rem; border-radius: 5px; font-size: .82rem; }
 mark { background: var(--mark); padding: 0 .1rem; border-radius: 2px; }
@@ -74,10 +78,11 @@ kbd { border: 1px solid #aab4bf; border-bottom-width: 2px; border-radius: 3px; p
 .chart { width: 100%; height: auto; max-height: 220px; }
 @media (max-width: 760px) {
   .grid2 { grid-template-columns: 1fr; }
-  header.top .who { margin-left: 0; }
+  header.top .who { margin-left: 0; width: 100%; }
   table.responsive thead { display: none; }
   table.responsive tr { display: block; border-bottom: 2px solid var(--line); padding: .3rem 0; }
   table.responsive td { display: flex; justify-content: space-between; gap: 1rem; border: 0; padding: .2rem .3rem; text-align: right; }
-  table.responsive td::before { content: attr(data-label); font-weight: 600; color: var(--muted); text-align: left; }
+  table.responsive td::before { content: attr(data-label); font-weight: 600; color: var(--muted); text-align: left;
+    flex: 0 0 auto; min-width: 5.5rem; }
 }
 `;
