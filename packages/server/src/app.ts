@@ -15,6 +15,7 @@ import { AlertsService } from "./alerts/service";
 import { authPlugin } from "./apikeys/auth-plugin";
 import { apiKeyRoutes } from "./apikeys/routes";
 import { ApiKeysService } from "./apikeys/service";
+import { KeyUsage } from "./apikeys/usage";
 import { catalogRoutes } from "./catalog/routes";
 import { CatalogService } from "./catalog/service";
 import { CONSOLE_PAGES } from "./console/pages";
@@ -68,6 +69,8 @@ import { WebhooksService } from "./webhooks/service";
 export interface Services {
   accounts: AccountsService;
   apiKeys: ApiKeysService;
+  /** Requests per key and minute, admitted and refused (the console's usage page). */
+  keyUsage: KeyUsage;
   outbox: Outbox;
   catalog: CatalogService;
   live: LiveMarkets;
@@ -126,6 +129,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     accounts,
     log,
   );
+  const keyUsage = new KeyUsage(runtime.store.db, runtime.clock, runtime.config, log);
   const outbox = new Outbox(runtime.store.dialect, runtime.clock);
   const venues = options.venues ?? new Map<VenueId, MarketDataVenue>();
   const catalog = new CatalogService(runtime.store.db, venues, runtime.clock, runtime.bus, log, {
@@ -255,6 +259,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   return {
     accounts,
     apiKeys,
+    keyUsage,
     outbox,
     catalog,
     live,
@@ -347,6 +352,9 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
     // Expired sessions are useless; swept hourly so the table stays small.
     every("session sweep", 3_600_000, () => services.accounts.deleteExpiredSessions(), log),
     every("key usage flush", 15_000, () => services.apiKeys.flushUsage(), log),
+    // Request counts per key and minute: written every 5 s, and once more after the last request.
+    { name: "request counts", stop: () => services.keyUsage.flush() },
+    every("request count flush", 5_000, () => services.keyUsage.flush(), log),
     every("sandbox order expiry", 1_000, () => services.orders.expireDue(), log),
   ];
 }
@@ -453,6 +461,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     apiKeys: services.apiKeys,
     accounts: services.accounts,
     authFailures,
+    usage: services.keyUsage,
   });
   const metrics = createMetrics({
     checkpoints: () => runtime.store.checkpointStats(),
@@ -536,6 +545,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     guard: loginGuard,
     accounts: services.accounts,
     apiKeys: services.apiKeys,
+    usage: services.keyUsage,
     webhooks: services.webhooks,
     credentials: services.credentials,
     sandbox: services.sandbox,

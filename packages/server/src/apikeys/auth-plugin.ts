@@ -31,6 +31,7 @@ import { routeConfig } from "../http/route-context";
 import type { Clock } from "../infra/clock";
 import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
 import type { ApiKeysService, AuthenticatedKey } from "./service";
+import type { KeyUsage } from "./usage";
 
 /** What a session token may do: manage keys and read its own account, nothing on the market side. */
 const SESSION_PERMISSIONS = new Set<Permission>(["manage_keys"]);
@@ -43,6 +44,8 @@ export interface AuthDeps {
   accounts: AccountsService;
   /** Failed authentication per client address, shared with the price stream. */
   authFailures: AuthFailures;
+  /** Requests per key and minute, admitted and refused (the console's usage page). */
+  usage: KeyUsage;
 }
 
 export const authPlugin = fp<AuthDeps>(
@@ -135,12 +138,20 @@ export const authPlugin = fp<AuthDeps>(
       request.auth = auth;
       const subject = auth.rateSubject;
       const budget = auth.limits.requests_per_minute;
+      const now = deps.clock.now();
+      // Keys' requests are counted per minute for the console's usage page (an increment, no I/O).
+      const keyId = auth.kind === "key" ? auth.key.id : undefined;
       if (deps.limiter.consumeSync) {
-        done(admit(config, reply, auth, deps.limiter.consumeSync(subject, budget, deps.clock.now())));
+        const decision = deps.limiter.consumeSync(subject, budget, now);
+        if (keyId !== undefined) deps.usage.record(keyId, decision.allowed, now);
+        done(admit(config, reply, auth, decision));
         return;
       }
-      deps.limiter.consume(subject, budget, deps.clock.now()).then(
-        (decision) => done(admit(config, reply, auth, decision)),
+      deps.limiter.consume(subject, budget, now).then(
+        (decision) => {
+          if (keyId !== undefined) deps.usage.record(keyId, decision.allowed, now);
+          done(admit(config, reply, auth, decision));
+        },
         (error) => done(error),
       );
     }

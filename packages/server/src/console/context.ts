@@ -5,6 +5,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AppError } from "../http/errors";
 import { clearCookie, cookie, FLASH_COOKIE, readCookies } from "./cookies";
+import { html } from "./html";
 import { type ConsoleUser, type FieldErrors, type Flash, type PageOptions, page } from "./layout";
 
 declare module "fastify" {
@@ -59,6 +60,20 @@ export function render(
     .send(
       page({ path: request.url, ...options, user: options.user ?? request.consoleUser ?? undefined, flash }),
     );
+}
+
+/** The console's 404 page: no page here, or none for this user (the review desk for non-operators). */
+export function notFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return render(
+    request,
+    reply,
+    {
+      title: "Not found",
+      body: html`<div class="card narrow"><h1>Not found</h1><p>There is no console page at this address.</p>
+        <p><a href="/console">Back to the console</a></p></div>`,
+    },
+    404,
+  );
 }
 
 /** Post/redirect/get: a 303 to `url`, with a message for the page it shows. */

@@ -14,6 +14,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync } from "fastify"
 import type { LoginGuard } from "../accounts/login-guard";
 import type { AccountsService } from "../accounts/service";
 import type { ApiKeysService } from "../apikeys/service";
+import type { KeyUsage } from "../apikeys/usage";
 import type { CredentialsService } from "../credentials/service";
 import { AppError } from "../http/errors";
 import type { Clock } from "../infra/clock";
@@ -24,7 +25,7 @@ import type { SandboxAccounts } from "../sandbox/service";
 import type { WebhooksService } from "../webhooks/service";
 import { registerAssets } from "./assets";
 import { registerAuthPages } from "./auth-pages";
-import { formOf, render } from "./context";
+import { formOf, notFound, render } from "./context";
 import { ENVIRONMENT_COOKIE, FORM_COOKIE, readCookies, SESSION_COOKIE } from "./cookies";
 import { CSRF_FIELD, crossSiteReason, sameToken, sessionCsrfToken } from "./csrf";
 import { html } from "./html";
@@ -36,6 +37,8 @@ export interface ConsoleDeps {
   guard: LoginGuard;
   accounts: AccountsService;
   apiKeys: ApiKeysService;
+  /** Requests per key and minute (the usage page). */
+  usage: KeyUsage;
   webhooks: WebhooksService;
   credentials: CredentialsService;
   sandbox: SandboxAccounts;
@@ -154,18 +157,7 @@ export function consolePlugin(pages: ConsolePages[]): FastifyPluginAsync<Console
       );
     });
 
-    app.setNotFoundHandler((request, reply) =>
-      render(
-        request,
-        reply,
-        {
-          title: "Not found",
-          body: html`<div class="card narrow"><h1>Not found</h1><p>There is no console page at this address.</p>
-            <p><a href="/console">Back to the console</a></p></div>`,
-        },
-        404,
-      ),
-    );
+    app.setNotFoundHandler((request, reply) => notFound(request, reply));
 
     registerAssets(app);
     registerAuthPages(app, deps);

@@ -26,7 +26,8 @@ import type { Polarity, Relation } from "./types";
 /** Who made a person's decision on a pair: recorded with it (`decided_by_account`, `decided_by_key`). */
 export interface Curator {
   accountId: string;
-  keyId: string;
+  /** The operator's API key; null for a decision made signed in to the console, where no key is used. */
+  keyId: string | null;
 }
 
 export interface VerifyInput {

@@ -149,3 +149,24 @@ function parseCaveats(column: string | undefined): string[] {
     return [];
   }
 }
+
+/** A candidate in the operators' review queue: the pair, its markets, and each market's weight. */
+export interface CandidateDetail extends MatchDetail {
+  row: repo.CandidateRow;
+}
+
+/** Candidates, most consequential first (repo.listCandidates). */
+export async function listCandidates(
+  db: DbOrTrx,
+  page: { limit: number; offset: number },
+): Promise<{ items: CandidateDetail[]; total: number }> {
+  const { rows, total } = await repo.listCandidates(db, page);
+  const infos = await repo.marketInfos(
+    db,
+    rows.flatMap((r) => [r.market_a, r.market_b]),
+  );
+  return {
+    items: rows.map((row) => ({ row, a: infos.get(row.market_a), b: infos.get(row.market_b) })),
+    total,
+  };
+}

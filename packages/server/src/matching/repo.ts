@@ -428,3 +428,169 @@ export async function listEventIds(
   ]);
   return { ids: rows.map((r) => r.event_id!), total: Number(count.n) };
 }
+
+// --- The operators' review desk (console/review-pages.ts) -----------------------------------------
+
+/**
+ * How much rides on a market: its 24-hour volume plus its resting liquidity (micro-units). A pair is
+ * as consequential as its thinner market (an arbitrage or a hedge is capped by the smaller book), so
+ * the queue orders by the lesser weight first, then the greater.
+ */
+const WEIGHT_A = sql<number>`(coalesce(ma.volume_24h, 0) + coalesce(ma.liquidity, 0))`;
+const WEIGHT_B = sql<number>`(coalesce(mb.volume_24h, 0) + coalesce(mb.liquidity, 0))`;
+const LESSER = sql<number>`case when ${WEIGHT_A} < ${WEIGHT_B} then ${WEIGHT_A} else ${WEIGHT_B} end`;
+const GREATER = sql<number>`case when ${WEIGHT_A} < ${WEIGHT_B} then ${WEIGHT_B} else ${WEIGHT_A} end`;
+const QUEUE_ORDER = sql`${LESSER} desc, ${GREATER} desc, matches.id`;
+
+function candidatePairs(db: DbOrTrx) {
+  return db
+    .selectFrom("matches")
+    .leftJoin("markets as ma", "ma.id", "matches.market_a")
+    .leftJoin("markets as mb", "mb.id", "matches.market_b")
+    .where("matches.status", "=", "candidate");
+}
+
+/** A candidate pair in the review queue, with the weight (24 h volume + liquidity) of each market. */
+export type CandidateRow = MatchRow & { weight_a: number; weight_b: number };
+
+/** Candidate pairs, most consequential first (see WEIGHT_A). */
+export async function listCandidates(
+  db: DbOrTrx,
+  page: PageRequest,
+): Promise<{ rows: CandidateRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    candidatePairs(db)
+      .selectAll("matches")
+      .select([WEIGHT_A.as("weight_a"), WEIGHT_B.as("weight_b")])
+      .orderBy(QUEUE_ORDER)
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
+    candidatePairs(db)
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .executeTakeFirstOrThrow(),
+  ]);
+  return {
+    rows: rows.map((r) => ({ ...r, weight_a: Number(r.weight_a), weight_b: Number(r.weight_b) })),
+    total: Number(count.n),
+  };
+}
+
+/** Where a candidate stands in the review queue (0 first), or undefined when it is not a candidate. */
+export async function candidatePosition(db: DbOrTrx, id: string): Promise<number | undefined> {
+  const ranked = candidatePairs(db).select([
+    "matches.id as id",
+    sql<number>`row_number() over (order by ${QUEUE_ORDER})`.as("queue_rank"),
+  ]);
+  const row = await db
+    .selectFrom(ranked.as("q"))
+    .select("q.queue_rank")
+    .where("q.id", "=", id)
+    .executeTakeFirst();
+  return row ? Number(row.queue_rank) - 1 : undefined;
+}
+
+/** What the review desk shows of a market beside what the matcher reads: its weight and where it trades. */
+export interface ReviewMarketRow extends MatchableRow {
+  url: string | null;
+  volume: number;
+  volume_24h: number;
+  liquidity: number;
+  category: string | null;
+}
+
+export async function reviewMarkets(
+  db: DbOrTrx,
+  ids: readonly string[],
+): Promise<Map<string, ReviewMarketRow>> {
+  const out = new Map<string, ReviewMarketRow>();
+  for (const part of chunks([...new Set(ids)])) {
+    const rows = await db
+      .selectFrom("markets")
+      .leftJoin("venue_events", "venue_events.id", "markets.event_id")
+      .select([
+        "markets.id",
+        "markets.venue",
+        "markets.title",
+        "markets.question",
+        "markets.rules",
+        "markets.settlement_source",
+        "markets.close_time",
+        "markets.outcomes",
+        "markets.status",
+        "markets.updated_at",
+        "venue_events.title as event_title",
+        "markets.venue_market_id",
+        "markets.url",
+        "markets.volume",
+        "markets.volume_24h",
+        "markets.liquidity",
+        "venue_events.category",
+      ])
+      .where("markets.id", "in", part)
+      .execute();
+    for (const row of rows) {
+      out.set(row.id, {
+        ...row,
+        volume: Number(row.volume),
+        volume_24h: Number(row.volume_24h),
+        liquidity: Number(row.liquidity),
+      });
+    }
+  }
+  return out;
+}
+
+/** A market found by the pair-by-hand search. */
+export interface FoundMarket {
+  id: string;
+  venue: string;
+  title: string;
+  question: string;
+  status: string;
+  close_time: string | null;
+  volume_24h: number;
+  liquidity: number;
+  event_title: string | null;
+}
+
+/**
+ * One venue's open or closed markets whose title or question holds every word of `q`, the most
+ * traded first (the market an operator looks for is rarely a dead one).
+ */
+export async function searchMarkets(
+  db: DbOrTrx,
+  venue: string,
+  q: string,
+  limit: number,
+): Promise<FoundMarket[]> {
+  const words = searchWords(q);
+  if (words.length === 0) return [];
+  let query = db
+    .selectFrom("markets")
+    .leftJoin("venue_events", "venue_events.id", "markets.event_id")
+    .select([
+      "markets.id",
+      "markets.venue",
+      "markets.title",
+      "markets.question",
+      "markets.status",
+      "markets.close_time",
+      "markets.volume_24h",
+      "markets.liquidity",
+      "venue_events.title as event_title",
+    ])
+    .where("markets.venue", "=", venue)
+    .where("markets.status", "in", ["open", "closed"]);
+  for (const word of words) {
+    const pattern = `%${word}%`;
+    query = query.where((eb) =>
+      eb.or([
+        eb(eb.fn("lower", ["markets.title"]), "like", eb.val(pattern)),
+        eb(eb.fn("lower", ["markets.question"]), "like", eb.val(pattern)),
+      ]),
+    );
+  }
+  const rows = await query.orderBy("markets.volume_24h", "desc").orderBy("markets.id").limit(limit).execute();
+  return rows.map((r) => ({ ...r, volume_24h: Number(r.volume_24h), liquidity: Number(r.liquidity) }));
+}

@@ -58,7 +58,12 @@ export const MatchSchema = Type.Object({
   decided_by_account: Nullable(
     Type.String({ description: "The operator's account (acc_…) behind a person's decision" }),
   ),
-  decided_by_key: Nullable(Type.String({ description: "The API key (key_…) that made that decision" })),
+  decided_by_key: Nullable(
+    Type.String({
+      description:
+        "The API key (key_…) that made that decision; null for one made in the console's review desk",
+    }),
+  ),
   decided_at: Nullable(Timestamp),
   curated: Type.Boolean({
     description: "An admin decided or made it: re-runs of the matcher never change its status",

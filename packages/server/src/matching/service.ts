@@ -13,7 +13,7 @@ import {
   type VerifyInput,
 } from "./curation";
 import * as reads from "./reads";
-import type * as repo from "./repo";
+import * as repo from "./repo";
 import { MatchingRunner, type RunnerDeps, type RunSummary } from "./runner";
 import type { CrossEvent, CrossEventLookup } from "./types";
 
@@ -77,6 +77,31 @@ export class MatchingService implements CrossEventLookup {
     page: { limit: number; offset: number },
   ): Promise<{ items: reads.CrossEventDetail[]; total: number }> {
     return reads.listEvents(this.deps.db, filter, page);
+  }
+
+  // --- The operators' review desk (console/review-pages.ts) ----------------------------------------
+
+  /** Candidate pairs, the most consequential (24 h volume + liquidity of the thinner market) first. */
+  candidates(page: {
+    limit: number;
+    offset: number;
+  }): Promise<{ items: reads.CandidateDetail[]; total: number }> {
+    return reads.listCandidates(this.deps.db, page);
+  }
+
+  /** A candidate's place in that queue (0 first); undefined when the pair is not a candidate. */
+  candidatePosition(id: string): Promise<number | undefined> {
+    return repo.candidatePosition(this.deps.db, id);
+  }
+
+  /** Markets as the desk shows them: what the matcher reads, their weight and venue link. */
+  reviewMarkets(ids: readonly string[]): Promise<Map<string, repo.ReviewMarketRow>> {
+    return repo.reviewMarkets(this.deps.db, ids);
+  }
+
+  /** One venue's markets matching a search, most traded first (pairing by hand). */
+  searchMarkets(venue: string, q: string, limit: number): Promise<repo.FoundMarket[]> {
+    return repo.searchMarkets(this.deps.db, venue, q, limit);
   }
 
   // --- Curation ----------------------------------------------------------------------------------

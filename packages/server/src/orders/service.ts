@@ -326,6 +326,12 @@ export class OrdersService {
     return repo.fillsOf(this.deps.db, order.id);
   }
 
+  /** Markets' titles as the catalog has them (the console's lists name markets); unknown ids are absent. */
+  async marketTitles(ids: readonly string[]): Promise<Map<string, string>> {
+    const rows = await catalogRepo.findMarkets(this.deps.db, [...new Set(ids)]);
+    return new Map(rows.map((row) => [row.id, row.title]));
+  }
+
   // --- cancelling --------------------------------------------------------------------------------
 
   async cancel(owner: Owner, id: string, reason = "user"): Promise<OrderRow> {

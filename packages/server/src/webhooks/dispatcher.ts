@@ -56,6 +56,8 @@ const RECORD_GROUP_MS = 5;
 interface Sent {
   delivery: QueuedDelivery;
   outcome: SendOutcome;
+  /** The request headers as signed for this attempt (kept with it for the delivery log). */
+  headers: Record<string, string>;
   at: string;
 }
 
@@ -361,10 +363,11 @@ export class WebhookDispatcher {
               held = true;
               break;
             }
-            const outcome = await this.#send(webhook, delivery.id, delivery.event_type, delivery.body);
+            const headers = this.#headers(webhook, delivery.id, delivery.event_type, delivery.body);
+            const outcome = await this.#send(webhook, headers, delivery.body);
             this.#breakers.record(endpoint, id, outcome.timedOut === true, this.clock.now(), probing);
             probing = false;
-            sent.push({ delivery, outcome, at: isoNow(this.clock) });
+            sent.push({ delivery, outcome, headers, at: isoNow(this.clock) });
             if (!outcome.ok) break;
             if (this.#stopped && !this.#draining) break;
             // Record at least every RUN_RECORD_MS (and well inside the lease): a crash replays little.
@@ -444,7 +447,10 @@ export class WebhookDispatcher {
     if (sent.length > 0) {
       await repo.insertAttempts(
         trx,
-        sent.map(({ delivery, outcome, at }) => attemptRow(delivery, delivery.attempts + 1, outcome, at)),
+        // The body stays in the delivery row (the same on every attempt); the headers change.
+        sent.map(({ delivery, outcome, headers, at }) =>
+          attemptRow(delivery, delivery.attempts + 1, outcome, at, headers, null),
+        ),
       );
     }
     const successes = sent.filter((x) => x.outcome.ok);
@@ -516,13 +522,9 @@ export class WebhookDispatcher {
     return delay;
   }
 
-  async #send(
-    webhook: CachedWebhook,
-    deliveryId: string,
-    eventType: string,
-    body: string,
-  ): Promise<SendOutcome> {
-    const headers = deliveryHeaders(
+  /** The signed headers of one attempt (the signatures cover this moment's timestamp). */
+  #headers(webhook: CachedWebhook, deliveryId: string, eventType: string, body: string) {
+    return deliveryHeaders(
       {
         secret: webhook.secret,
         deliveryId,
@@ -532,6 +534,9 @@ export class WebhookDispatcher {
       },
       webhook.keys,
     );
+  }
+
+  async #send(webhook: CachedWebhook, headers: Record<string, string>, body: string): Promise<SendOutcome> {
     if (this.#options.send) return this.#options.send({ url: webhook.row.url, headers, body });
     return sendWebhook({
       url: webhook.row.url,
@@ -555,12 +560,16 @@ export class WebhookDispatcher {
     this.forget(webhook.id);
     const cached = await this.#webhook(webhook.id);
     if (!cached) throw new Error(`webhook ${webhook.id} vanished`);
-    const outcome = await this.#send(cached, id, "webhook.test", body);
+    const headers = this.#headers(cached, id, "webhook.test", body);
+    const outcome = await this.#send(cached, headers, body);
+    // No delivery row holds a test's body: the attempt keeps it.
     const row = attemptRow(
       { id, webhook_id: webhook.id, event_type: "webhook.test" } as DeliveryRow,
       1,
       outcome,
       isoNow(this.clock),
+      headers,
+      body,
     );
     await repo.insertAttempt(this.db, row);
     return row;
@@ -580,6 +589,8 @@ function attemptRow(
   attempt: number,
   outcome: SendOutcome,
   at: string,
+  headers: Record<string, string>,
+  body: string | null,
 ): AttemptRow {
   return {
     id: newId("wha"),
@@ -592,5 +603,7 @@ function attemptRow(
     response_time_ms: outcome.responseTimeMs,
     error: outcome.error,
     created_at: at,
+    request_headers: JSON.stringify(headers),
+    request_body: body,
   };
 }

@@ -160,6 +160,8 @@ const ATTEMPT_COLUMNS = [
   "response_time_ms",
   "error",
   "created_at",
+  "request_headers",
+  "request_body",
 ] as const satisfies ReadonlyArray<keyof AttemptRow>;
 everyColumn<AttemptRow, typeof ATTEMPT_COLUMNS>(true);
 
@@ -286,6 +288,114 @@ export async function recentAttempts(db: DbOrTrx, webhookId: string, limit: numb
     .orderBy("id", "desc")
     .limit(limit)
     .execute();
+}
+
+/** Every attempt of some deliveries of a webhook, newest first. */
+export async function attemptsOfDeliveries(
+  db: DbOrTrx,
+  webhookId: string,
+  deliveryIds: readonly string[],
+): Promise<AttemptRow[]> {
+  return db
+    .selectFrom("webhook_attempts")
+    .selectAll()
+    .where("webhook_id", "=", webhookId)
+    .where("delivery_id", "in", deliveryIds)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+}
+
+/** What the console's delivery log shows of a delivery (its body is what every attempt sent). */
+export type LoggedDelivery = Pick<
+  DeliveryRow,
+  | "id"
+  | "event_type"
+  | "body"
+  | "status"
+  | "attempts"
+  | "round_attempts"
+  | "next_attempt_at"
+  | "created_at"
+  | "completed_at"
+>;
+
+const LOGGED_DELIVERY_COLUMNS = [
+  "id",
+  "event_type",
+  "body",
+  "status",
+  "attempts",
+  "round_attempts",
+  "next_attempt_at",
+  "created_at",
+  "completed_at",
+] as const;
+
+/** A webhook's deliveries by id (those of its recent attempts). */
+export async function deliveriesByIds(
+  db: DbOrTrx,
+  webhookId: string,
+  ids: readonly string[],
+): Promise<LoggedDelivery[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("webhook_deliveries")
+    .select(LOGGED_DELIVERY_COLUMNS)
+    .where("webhook_id", "=", webhookId)
+    .where("id", "in", ids)
+    .execute();
+}
+
+/**
+ * A webhook's pending deliveries that have failed at least once: waiting for their next retry, or
+ * given up on while the webhook is failed. In practice at most one, the head of its queue (a
+ * failure holds back the deliveries behind it).
+ */
+export async function failedPendingDeliveries(db: DbOrTrx, webhookId: string): Promise<LoggedDelivery[]> {
+  return db
+    .selectFrom("webhook_deliveries")
+    .select(LOGGED_DELIVERY_COLUMNS)
+    .where("status", "=", "pending")
+    .where("webhook_id", "=", webhookId)
+    .where("attempts", ">", 0)
+    .orderBy("seq")
+    .limit(20)
+    .execute();
+}
+
+/** How many deliveries of a webhook are pending (queued, waiting for a retry, or held). */
+export async function countPending(db: DbOrTrx, webhookId: string): Promise<number> {
+  const row = await db
+    .selectFrom("webhook_deliveries")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("status", "=", "pending")
+    .where("webhook_id", "=", webhookId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * "Retry now": a failed delivery still pending becomes due at once. Only `next_attempt_at` changes,
+ * so a dispatcher sending it right now (it holds the webhook's lease) records its outcome over this
+ * as usual; the dispatchers only claim it through the webhook's lease, so it is sent once. False
+ * when the delivery is not pending or never failed.
+ */
+export async function retryDeliveryNow(
+  db: DbOrTrx,
+  webhookId: string,
+  deliveryId: string,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("webhook_deliveries")
+    .set({ next_attempt_at: nowIso, updated_at: nowIso })
+    .where("id", "=", deliveryId)
+    .where("webhook_id", "=", webhookId)
+    .where("status", "=", "pending")
+    .where("attempts", ">", 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** Pending deliveries of a re-enabled webhook start a fresh round of six attempts, now. */

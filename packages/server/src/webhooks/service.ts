@@ -11,8 +11,8 @@ import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import { newId } from "../infra/ids";
 import type { SecretBox } from "../infra/secretbox";
-import type { WebhookDispatcher } from "./dispatcher";
-import type { AttemptRow, WebhookRow } from "./repo";
+import { MAX_ATTEMPTS, type WebhookDispatcher } from "./dispatcher";
+import type { AttemptRow, LoggedDelivery, WebhookRow } from "./repo";
 import * as repo from "./repo";
 import { generateSecret } from "./signing";
 import { checkWebhookUrl, type LookupFn } from "./ssrf";
@@ -32,6 +32,24 @@ export interface UpdateWebhookInput {
   secret?: string;
   rotate_secret?: boolean;
   status?: "active";
+}
+
+/**
+ * One delivery in the console's log: its attempts (newest first) and, for a queued delivery, its
+ * row (null for a `webhook.test`, which has none). `state` is where it stands now.
+ */
+export interface DeliveryLogEntry {
+  id: string;
+  event_type: string;
+  delivery: LoggedDelivery | null;
+  attempts: AttemptRow[];
+  state: "delivered" | "retrying" | "given_up" | "held" | "queued" | "test_ok" | "test_failed";
+}
+
+export interface DeliveryLog {
+  entries: DeliveryLogEntry[];
+  /** Deliveries not yet delivered (queued, waiting for a retry, or held while the webhook is failed). */
+  pending: number;
 }
 
 export interface WebhooksOptions {
@@ -142,6 +160,68 @@ export class WebhooksService {
     return repo.recentAttempts(this.db, id, limit);
   }
 
+  /**
+   * The console's delivery log: the deliveries of the latest `limit` attempts, grouped, with every
+   * failed delivery still pending first even when its attempts are older than those.
+   */
+  async deliveryLog(owner: Owner, id: string, limit: number): Promise<DeliveryLog> {
+    const webhook = await this.get(owner, id);
+    const [attempts, failing, pending] = await Promise.all([
+      repo.recentAttempts(this.db, id, limit),
+      repo.failedPendingDeliveries(this.db, id),
+      repo.countPending(this.db, id),
+    ]);
+    const byDelivery = new Map<string, AttemptRow[]>();
+    for (const d of failing) byDelivery.set(d.id, []);
+    for (const a of attempts) {
+      const list = byDelivery.get(a.delivery_id);
+      if (list) list.push(a);
+      else byDelivery.set(a.delivery_id, [a]);
+    }
+    const missing = failing.filter((d) => byDelivery.get(d.id)!.length === 0).map((d) => d.id);
+    if (missing.length > 0) {
+      for (const a of await repo.attemptsOfDeliveries(this.db, id, missing))
+        byDelivery.get(a.delivery_id)!.push(a);
+    }
+    const rows = new Map(
+      (await repo.deliveriesByIds(this.db, id, [...byDelivery.keys()])).map((d) => [d.id, d] as const),
+    );
+    const entries = [...byDelivery].map(([deliveryId, list]): DeliveryLogEntry => {
+      const delivery = rows.get(deliveryId) ?? null;
+      // Newest first by attempt number: attempts may share a timestamp.
+      list.sort((a, b) => b.attempt - a.attempt || b.created_at.localeCompare(a.created_at));
+      return {
+        id: deliveryId,
+        event_type: delivery?.event_type ?? list[0]?.event_type ?? "",
+        delivery,
+        attempts: list,
+        state: logState(webhook, delivery, list[0]),
+      };
+    });
+    return { entries, pending };
+  }
+
+  /**
+   * "Retry now" for a failed delivery that is still pending (waiting for its next retry, or given
+   * up on): it becomes due at once, and whichever dispatcher next leases the webhook's queue sends
+   * it (a dispatcher sending it right now records its own outcome instead). Of a failed webhook it
+   * can only be sent once the webhook is re-enabled, so that is done too: every waiting delivery,
+   * this one first (it heads the queue), then starts a fresh round of six attempts.
+   */
+  async retry(owner: Owner, id: string, deliveryId: string): Promise<{ reenabled: boolean }> {
+    const webhook = await this.get(owner, id);
+    if (!(await repo.retryDeliveryNow(this.db, id, deliveryId, isoNow(this.clock)))) {
+      const message = "That delivery is not waiting for a retry (it was delivered or removed)";
+      throw new AppError("NOT_FOUND", message, { delivery_id: deliveryId });
+    }
+    if (webhook.status === "failed") {
+      await this.update(owner, id, { status: "active" });
+      return { reenabled: true };
+    }
+    this.dispatcher.kick();
+    return { reenabled: false };
+  }
+
   #events(events: string[]): string[] {
     const unknown = events.filter((e) => !SUBSCRIBABLE.has(e));
     if (unknown.length > 0)
@@ -170,4 +250,17 @@ export class WebhooksService {
         "body.secret": "must be 16 to 256 characters (or leave it out to have one generated)",
       });
   }
+}
+
+/** Where a logged delivery stands, from its row (none for a test) and its latest attempt. */
+function logState(
+  webhook: WebhookRow,
+  delivery: LoggedDelivery | null,
+  latest: AttemptRow | undefined,
+): DeliveryLogEntry["state"] {
+  if (!delivery) return latest?.status === "success" ? "test_ok" : "test_failed";
+  if (delivery.status === "success") return "delivered";
+  if (delivery.attempts === 0) return "queued";
+  if (webhook.status === "failed") return delivery.round_attempts >= MAX_ATTEMPTS ? "given_up" : "held";
+  return "retrying";
 }

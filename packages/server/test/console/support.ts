@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import type { FastifyInstance, LightMyRequestResponse } from "fastify";
 import { type Browser, chromium, type Page } from "playwright-core";
+import type { OrderRow } from "../../src/ledger/orders-repo";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -120,4 +121,44 @@ export async function startBrowser(): Promise<Browser> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/**
+ * An open live limit buy on Kalshi, as the ledger stores one the venue acknowledged: written straight
+ * into the orders table where a test needs open live orders without a live venue placing them.
+ */
+export function openLiveOrder(accountId: string, over: Partial<OrderRow> = {}): OrderRow {
+  const now = "2026-11-22T12:00:00.000Z";
+  return {
+    id: `ord_console_${accountId.slice(-8)}`,
+    account_id: accountId,
+    environment: "live",
+    market_id: "kalshi:K",
+    venue: "kalshi",
+    side: "buy",
+    outcome: "yes",
+    type: "limit",
+    time_in_force: "GTC",
+    price: 300_000,
+    max_slippage_ppm: null,
+    amount: 5_000_000,
+    filled_amount: 0,
+    filled_notional: 0,
+    fees: 0,
+    locked: 1_500_000,
+    queue_ahead: 0,
+    status: "open",
+    cancel_reason: null,
+    client_order_id: null,
+    venue_order_id: "venue-1",
+    position_id: `pos_console_${accountId.slice(-8)}`,
+    expires_at: null,
+    created_at: now,
+    updated_at: now,
+    cancelled_at: null,
+    requested_amount: null,
+    amount_note: null,
+    fee_carry: 0,
+    ...over,
+  };
 }

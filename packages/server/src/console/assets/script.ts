@@ -32,6 +32,18 @@ export const SCRIPT = `
     if (button) button.hidden = true;
     select.addEventListener("change", function () { select.form.submit(); });
   });
+  // A part of a form that applies only to one choice of another field (data-show-when="type=agent").
+  document.querySelectorAll("[data-show-when]").forEach(function (part) {
+    var rule = part.getAttribute("data-show-when").split("=");
+    var form = part.closest("form");
+    if (!form) return;
+    var update = function () {
+      var chosen = form.querySelector('[name="' + rule[0] + '"]:checked') || form.querySelector('select[name="' + rule[0] + '"]');
+      part.hidden = !chosen || chosen.value !== rule[1];
+    };
+    form.addEventListener("change", update);
+    update();
+  });
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     var t = event.target;

@@ -72,13 +72,19 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .nowrap { white-space: nowrap; }
 .stats .value { font-size: 1.35rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f0f3f6; padding: .5rem; border-radius: 5px; font-size: .82rem; }
-mark { background: var(--mark); padding: 0 .1rem; border-radius: 2px; }
+mark { background: var(--mark); padding: 0 .1rem; border-radius: 2px; color: inherit; }
+mark[data-kind="date"] { background: #d8ecff; }
+mark[data-kind="source"] { background: #d9f5e3; }
+mark[data-kind="trigger"] { background: #ece1ff; }
+mark[data-kind="clause"] { background: #ffe6cc; }
+.card > h1:first-child, .card > h2:first-child, .card > h3:first-child { margin-top: 0; }
 details summary { cursor: pointer; }
 kbd { border: 1px solid #aab4bf; border-bottom-width: 2px; border-radius: 3px; padding: 0 .3rem; font-size: .8rem; background: #fff; }
 .chart { width: 100%; height: auto; max-height: 220px; }
 @media (max-width: 760px) {
   .grid2 { grid-template-columns: 1fr; }
   header.top .who { margin-left: 0; width: 100%; }
+  .chart text { font-size: 28px; }
   table.responsive thead { display: none; }
   table.responsive tr { display: block; border-bottom: 2px solid var(--line); padding: .3rem 0; }
   table.responsive td { display: flex; justify-content: space-between; gap: 1rem; border: 0; padding: .2rem .3rem; text-align: right; }

@@ -367,6 +367,10 @@ export interface WebhookAttemptsTable {
   response_time_ms: number;
   error: string | null;
   created_at: string;
+  /** JSON object of the request headers this attempt sent (migration 020; null before it). */
+  request_headers: string | null;
+  /** The body sent, for attempts without a delivery row (tests); otherwise the delivery's body. */
+  request_body: string | null;
 }
 
 /** How far a consumer of the outbox has read (webhooks fan-out). */
@@ -420,6 +424,15 @@ export interface MatchesTable {
   updated_at: string;
 }
 
+/** Requests per API key and minute (migration 019): admitted, and refused with 429. */
+export interface KeyUsageTable {
+  key_id: string;
+  /** Whole minutes since the Unix epoch (the rate limiter's windows). */
+  minute: number;
+  requests: number;
+  limited: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   sessions: SessionsTable;
@@ -442,4 +455,5 @@ export interface Database {
   outbox_cursors: OutboxCursorsTable;
   venue_credentials: VenueCredentialsTable;
   matches: MatchesTable;
+  key_usage: KeyUsageTable;
 }

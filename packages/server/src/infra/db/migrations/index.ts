@@ -23,6 +23,8 @@ import { venuePositions } from "./015_venue_positions";
 import { orderAmountNote } from "./016_order_amount_note";
 import { historyCoverage } from "./017_history_coverage";
 import { matchCaveats } from "./018_match_caveats";
+import { keyUsage } from "./019_key_usage";
+import { webhookAttemptDetail } from "./020_webhook_attempt_detail";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -44,5 +46,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "016_order_amount_note": orderAmountNote(dialect),
     "017_history_coverage": historyCoverage(dialect),
     "018_match_caveats": matchCaveats(dialect),
+    "019_key_usage": keyUsage(dialect),
+    "020_webhook_attempt_detail": webhookAttemptDetail(dialect),
   };
 }
