@@ -22,7 +22,9 @@ import { CONSOLE_PAGES } from "./console/pages";
 import { consolePlugin } from "./console/plugin";
 import { credentialRoutes } from "./credentials/routes";
 import { CredentialsService } from "./credentials/service";
+import { AccountEvents } from "./events/account-events";
 import { Outbox } from "./events/outbox";
+import { accountEventRoutes } from "./events/routes";
 import { AuthFailures } from "./http/auth-failures";
 import { trustFunction } from "./http/client-address";
 import { lazyChildLoggerFactory } from "./http/lazy-logger";
@@ -89,6 +91,7 @@ export interface Services {
   portfolio: PortfolioService;
   webhookDispatcher: WebhookDispatcher;
   webhooks: WebhooksService;
+  accountEvents: AccountEvents;
   /** Matched markets and cross-venue events; also the CrossEventLookup of compare. */
   matching: MatchingService;
   /** Price comparison and arbitrage of one cross-venue event (`GET /v1/prices/compare`). */
@@ -232,6 +235,12 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
       ...options.webhooks,
     },
   );
+  const accountEvents = new AccountEvents(
+    runtime.store.db,
+    runtime.store.dialect,
+    runtime.clock,
+    runtime.config.eventRetentionDays,
+  );
   const webhooks = new WebhooksService(
     runtime.store.db,
     runtime.secretBox,
@@ -277,6 +286,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     portfolio,
     webhookDispatcher,
     webhooks,
+    accountEvents,
     matching,
     compare,
   };
@@ -356,6 +366,8 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
     { name: "request counts", stop: () => services.keyUsage.flush() },
     every("request count flush", 5_000, () => services.keyUsage.flush(), log),
     every("sandbox order expiry", 1_000, () => services.orders.expireDue(), log),
+    // Events older than EVENT_RETENTION_DAYS, once every outbox consumer has read them.
+    every("event pruning", 3_600_000, () => services.accountEvents.prune(), log),
   ];
 }
 
@@ -519,6 +531,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.register(portfolioRoutes, { portfolio: services.portfolio });
   await app.register(sandboxRoutes, { sandbox: services.sandbox, portfolio: services.portfolio });
   await app.register(webhookRoutes, { webhooks: services.webhooks });
+  await app.register(accountEventRoutes, { events: services.accountEvents });
   await app.register(matchingRoutes, { matching: services.matching });
 
   app.get(

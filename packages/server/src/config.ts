@@ -64,6 +64,8 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   /** Webhook deliveries in flight at once, over all endpoints, per instance. */
   webhookConcurrency: number;
+  /** How long account events are kept for `GET /v1/account/events` (and the outbox), days. */
+  eventRetentionDays: number;
   /** Webhook deliveries in flight at once for one account's endpoints, per instance. */
   webhookAccountConcurrency: number;
   /** How long a claimed delivery attempt is one dispatcher's before another may retry it, seconds. */
@@ -272,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
     kalshiFeedKey: kalshiFeedKey(),
     webhookAllowPrivateNetworks: boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
     webhookConcurrency: integer("WEBHOOK_CONCURRENCY", 64, 1, 10_000),
+    eventRetentionDays: integer("EVENT_RETENTION_DAYS", 30, 1, 3_650),
     webhookAccountConcurrency: integer("WEBHOOK_ACCOUNT_CONCURRENCY", 8, 1, 10_000),
     // Above the 5 s delivery timeout, so a live attempt is never taken over.
     webhookLeaseSeconds: integer("WEBHOOK_LEASE_SECONDS", 30, 6, 3_600),

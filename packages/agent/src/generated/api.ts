@@ -286,6 +286,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's events in the key's environment, oldest first, after a cursor: orders, fills, positions, transfers */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Read events after this one: an event's `seq` or `id` from an earlier answer. Omit (or 0) to start from the oldest event kept */
+                    after?: string;
+                    limit?: number;
+                    /** @description Only these event types, comma-separated (e.g. order.filled,order.cancelled) */
+                    types?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Error envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The payload, exactly the `data` a webhook delivery of it carries */
+                                data: unknown;
+                                /** @description The event's id (evt_…); also accepted as `after` */
+                                id: string;
+                                /** @description Its place in the account's event order; pass it as `after` to read on (unique, increasing in time, not by one) */
+                                seq: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the event was recorded
+                                 */
+                                timestamp: string;
+                                /** @description One of: order.created, order.filled, order.partially_filled, order.cancelled, position.opened, position.closed, position.resolved, market.matched, price.alert, deposit.completed, withdrawal.completed, webhook.test */
+                                type: string;
+                            }[];
+                            meta: {
+                                /** @description More events are available right now */
+                                has_more: boolean;
+                                next_after: number | null;
+                            };
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alerts": {
         parameters: {
             query?: never;

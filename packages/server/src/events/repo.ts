@@ -94,3 +94,141 @@ export async function eventsAfter(
   }
   return query.execute();
 }
+
+/** Where an event stands in the outbox's order, and whose it is. */
+export interface EventPosition {
+  seq: number;
+  tx: string;
+  account_id: string | null;
+  environment: string | null;
+  created_at: string;
+}
+
+/** The position of the event with this sequence number or id; undefined when there is none. */
+export async function eventPosition(
+  db: DbOrTrx,
+  dialect: Dialect,
+  key: { seq: number } | { id: string },
+): Promise<EventPosition | undefined> {
+  const query = db
+    .selectFrom("events")
+    .select(["seq", "account_id", "environment", "created_at"])
+    .select(dialect === "postgres" ? sql<string>`tx_id::text`.as("tx") : sql<string>`'0'`.as("tx"));
+  const row = await ("seq" in key ? query.where("seq", "=", key.seq) : query.where("id", "=", key.id))
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { ...row, seq: Number(row.seq) } : undefined;
+}
+
+/**
+ * Up to `limit` committed events of one account and environment after `cursor`, recorded at or
+ * after `since`, of the given types (all when empty), in the outbox's order (see `eventsAfter`).
+ */
+export async function accountEventsAfter(
+  db: DbOrTrx,
+  dialect: Dialect,
+  owner: { accountId: string; environment: string },
+  cursor: { tx: string; seq: number },
+  options: { since: string; types: readonly string[]; limit: number },
+): Promise<StoredEventRow[]> {
+  let query = db
+    .selectFrom("events")
+    .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .where("created_at", ">=", options.since)
+    .limit(options.limit);
+  if (options.types.length > 0) query = query.where("type", "in", options.types);
+  if (dialect === "postgres") {
+    query = query
+      .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
+      .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
+      .orderBy("tx_id")
+      .orderBy("seq");
+  } else {
+    query = query.where("seq", ">", cursor.seq).orderBy("seq");
+  }
+  return query.execute();
+}
+
+/** The oldest event of an account and environment recorded at or after `since`. */
+export async function oldestAccountEvent(
+  db: DbOrTrx,
+  owner: { accountId: string; environment: string },
+  since: string,
+): Promise<{ seq: number; id: string } | undefined> {
+  const row = await db
+    .selectFrom("events")
+    .select(["seq", "id"])
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .where("created_at", ">=", since)
+    .orderBy("tx_id")
+    .orderBy("seq")
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { seq: Number(row.seq), id: row.id } : undefined;
+}
+
+/** The smallest sequence number still stored (undefined when the table is empty). */
+export async function oldestSeq(db: DbOrTrx): Promise<number | undefined> {
+  const row = await db
+    .selectFrom("events")
+    .select((eb) => eb.fn.min("seq").as("seq"))
+    .executeTakeFirst();
+  return row?.seq === null || row?.seq === undefined ? undefined : Number(row.seq);
+}
+
+/**
+ * Deletes up to `batch` of the oldest events, in the outbox's order, recorded before `before` and
+ * behind `horizon` (the slowest outbox consumer's cursor, so nothing unread goes). Stops at the
+ * first event that must stay: events are recorded in roughly that order, so what follows it is
+ * newer. Returns how many it deleted.
+ */
+export async function pruneEvents(
+  db: DbOrTrx,
+  dialect: Dialect,
+  before: string,
+  horizon: { tx: string; seq: number },
+  batch: number,
+): Promise<number> {
+  const query = db
+    .selectFrom("events")
+    .select(["seq", "created_at"])
+    .select(dialect === "postgres" ? sql<string>`tx_id::text`.as("tx") : sql<string>`'0'`.as("tx"))
+    .orderBy("tx_id")
+    .orderBy("seq")
+    .limit(batch);
+  const rows = await query.execute();
+  const doomed: number[] = [];
+  for (const row of rows) {
+    const seq = Number(row.seq);
+    const behind =
+      dialect === "postgres"
+        ? BigInt(row.tx) < BigInt(horizon.tx) || (row.tx === horizon.tx && seq <= horizon.seq)
+        : seq <= horizon.seq;
+    if (row.created_at >= before || !behind) break;
+    doomed.push(seq);
+  }
+  if (doomed.length > 0) await db.deleteFrom("events").where("seq", "in", doomed).execute();
+  return doomed.length;
+}
+
+/** The cursor of the outbox consumer that has read least; undefined when none has started. */
+export async function slowestOutboxCursor(
+  db: DbOrTrx,
+  dialect: Dialect,
+): Promise<{ tx: string; seq: number } | undefined> {
+  const rows = await db.selectFrom("outbox_cursors").select(["tx", "seq"]).execute();
+  let slowest: { tx: string; seq: number } | undefined;
+  for (const row of rows) {
+    const cursor = { tx: String(row.tx), seq: Number(row.seq) };
+    const behind =
+      slowest === undefined ||
+      (dialect === "postgres"
+        ? BigInt(cursor.tx) < BigInt(slowest.tx) || (cursor.tx === slowest.tx && cursor.seq < slowest.seq)
+        : cursor.seq < slowest.seq);
+    if (behind) slowest = cursor;
+  }
+  return slowest;
+}

@@ -17,6 +17,11 @@ export const ErrorBody = Type.Object(
   { description: "Error envelope" },
 );
 
+/** `schema` or null. */
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
 export function Envelope<T extends TSchema>(data: T) {
   return Type.Object({ success: Type.Literal(true), data });
 }

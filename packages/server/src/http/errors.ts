@@ -61,6 +61,11 @@ export const ERROR_CATALOG = {
     message: "Link a venue account (POST /v1/venue-credentials) before trading live on this venue",
     retryable: false,
   },
+  CURSOR_EXPIRED: {
+    status: 410,
+    message: "Events before this cursor are no longer kept; start again from the oldest event kept",
+    retryable: false,
+  },
   PAYLOAD_TOO_LARGE: { status: 413, message: "The request body is too large", retryable: false },
   URI_TOO_LONG: {
     status: 414,

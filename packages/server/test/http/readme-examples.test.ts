@@ -32,6 +32,7 @@ const EXAMPLES: Record<string, { method: string; path: string; status: number }>
   "Current prices #1": { method: "get", path: "/v1/prices", status: 200 },
   "Price history #1": { method: "get", path: "/v1/prices/history", status: 200 },
   "Comparing prices and arbitrage #1": { method: "get", path: "/v1/prices/compare", status: 200 },
+  "Events #1": { method: "get", path: "/v1/account/events", status: 200 },
   "Webhooks #1": { method: "post", path: "/v1/webhooks", status: 200 },
 };
 

@@ -25,6 +25,7 @@ import { historyCoverage } from "./017_history_coverage";
 import { matchCaveats } from "./018_match_caveats";
 import { keyUsage } from "./019_key_usage";
 import { webhookAttemptDetail } from "./020_webhook_attempt_detail";
+import { accountEvents } from "./021_account_events";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -48,5 +49,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "018_match_caveats": matchCaveats(dialect),
     "019_key_usage": keyUsage(dialect),
     "020_webhook_attempt_detail": webhookAttemptDetail(dialect),
+    "021_account_events": accountEvents(dialect),
   };
 }
