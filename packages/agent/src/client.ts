@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { backtest } from "./backtest/engine.js";
 import { historySource } from "./backtest/sources.js";
 import type { BacktestOptions, BacktestResult } from "./backtest/types.js";
+import type { CursorStore } from "./cursor-store.js";
 import { CrossbookConfigError } from "./errors.js";
 import type { components } from "./generated/api.js";
 import {
@@ -58,6 +59,29 @@ export interface PageMeta {
   limit?: number;
   total?: number;
   [key: string]: unknown;
+}
+
+/** One event of your account, as `GET /v1/account/events` lists it. */
+export type AccountEvent = Data<"/v1/account/events", "get">[number];
+
+export interface AccountEventsOptions {
+  /** Start after this event (its `seq` or `id`); default: the cursor's saved seq, else the oldest kept. */
+  after?: number | string;
+  /** Only these event types (default: all). */
+  types?: readonly string[];
+  /**
+   * Saves the seq of each event once you asked for the next one (you handled it), and supplies the
+   * start: an agent restarted reads on from the last event it handled. See `FileCursorStore`.
+   */
+  cursor?: CursorStore;
+  /** Keep waiting for new events instead of ending when caught up (default false). */
+  follow?: boolean;
+  /** With `follow`, how long to wait before asking again once caught up, ms (default 1,000). */
+  pollMs?: number;
+  /** Events per request, 1–1000 (default 100). */
+  pageSize?: number;
+  /** Ends a following iteration. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -287,6 +311,41 @@ export class Crossbook {
   }
 
   /**
+   * Your account's events in the key's environment (orders, fills, positions, transfers), oldest
+   * first, read on from a cursor so none is missed across restarts. A cursor older than the
+   * service keeps (EVENT_RETENTION_DAYS) throws a CrossbookApiError with code CURSOR_EXPIRED.
+   * @example
+   * const cursor = new FileCursorStore("./state/events.json");
+   * for await (const event of client.accountEvents({ cursor, follow: true, types: ["order.filled"] }))
+   *   console.log(event.seq, event.type, event.data);
+   */
+  async *accountEvents(options: AccountEventsOptions = {}): AsyncGenerator<AccountEvent> {
+    const types = options.types && options.types.length > 0 ? options.types.join(",") : undefined;
+    let after: number | string | undefined = options.after ?? (await options.cursor?.load());
+    for (;;) {
+      const query = {
+        ...(after !== undefined ? { after: String(after) } : {}),
+        ...(types ? { types } : {}),
+        limit: options.pageSize ?? 100,
+      } as Query<"/v1/account/events", "get">;
+      const page = (await this.http.request("get", "/v1/account/events", {
+        query,
+        ...(options.signal ? { signal: options.signal } : {}),
+      })) as { data: AccountEvent[]; meta: { next_after: number | null; has_more: boolean } };
+      for (const event of page.data) {
+        yield event;
+        // Reached only when the caller asks for the next event: this one was handled.
+        after = event.seq;
+        await options.cursor?.save(event.seq);
+      }
+      if (page.meta.has_more) continue;
+      if (!options.follow || options.signal?.aborted) return;
+      await pause(options.pollMs ?? 1_000, options.signal);
+      if (options.signal?.aborted) return;
+    }
+  }
+
+  /**
    * Every item of a paginated list, page by page (offset pagination, `limit` per page).
    * @example for await (const m of client.paginate((q) => client.markets.list({ ...q, venue: "kalshi" }))) console.log(m.id);
    */
@@ -301,6 +360,19 @@ export class Crossbook {
       if (data.length < limit || (total !== undefined && offset + data.length >= total)) return;
     }
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }
 
 export type { Schemas };

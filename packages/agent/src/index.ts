@@ -17,12 +17,15 @@ export {
 } from "./alerts/webhooks.js";
 export * from "./backtest/index.js";
 export {
+  type AccountEvent,
+  type AccountEventsOptions,
   Crossbook,
   type CrossbookOptions,
   type Environment,
   keyEnvironment,
   type PageMeta,
 } from "./client.js";
+export { type CursorStore, FileCursorStore, MemoryCursorStore } from "./cursor-store.js";
 export {
   type Dashboard,
   type DashboardOptions,
