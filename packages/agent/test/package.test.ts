@@ -37,7 +37,7 @@ describe("the published package", () => {
     fs.mkdirSync(installed, { recursive: true });
     await run("tar", ["-xzf", path.join(root, packed!.filename), "-C", installed, "--strip-components=1"]);
     // Its dependencies (and Node's types, for the type check) as npm would install them.
-    for (const dep of ["ws", "commander", "@types"]) {
+    for (const dep of ["ws", "commander", "@modelcontextprotocol", "@types"]) {
       fs.symlinkSync(path.join(repoModules, dep), path.join(consumer, "node_modules", dep));
     }
     fs.writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ type: "module", private: true }));
