@@ -1,9 +1,7 @@
 import { Type } from "typebox";
-import { PageMeta, StringEnum } from "../http/envelope";
+import { Nullable, PageMeta, StringEnum } from "../http/envelope";
 import { VENUE_IDS } from "../venues/model";
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 const Outcome = Type.Object({
   label: Type.String(),
   token_id: Type.String({ description: "Venue token id (Polymarket) or side name (Kalshi)" }),

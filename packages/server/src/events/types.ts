@@ -4,9 +4,10 @@
  * the others are designed here and documented in this folder's README. `webhook.test` is ours: the
  * event the webhook test endpoint sends.
  */
-import { type Static, type TSchema, Type } from "typebox";
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+import { type Static, Type } from "typebox";
+import { Nullable } from "../http/envelope";
+
 const Side = Type.Union([Type.Literal("buy"), Type.Literal("sell")]);
 const Outcome = Type.String({ description: "Outcome the order or position is on, e.g. yes or no" });
 const Timestamp = Type.String({ format: "date-time" });

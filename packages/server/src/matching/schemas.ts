@@ -1,11 +1,9 @@
 import { Type } from "typebox";
-import { PageMeta, StringEnum } from "../http/envelope";
+import { Nullable, PageMeta, StringEnum } from "../http/envelope";
 import { VENUE_IDS } from "../venues/model";
 import { MATCH_STATUSES, POLARITIES, REJECT_REASONS } from "./pairs";
 import { RELATIONS } from "./types";
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 const Timestamp = Type.String({ format: "date-time" });
 const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 }));
 const Offset = Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }));

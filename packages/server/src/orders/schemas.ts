@@ -1,11 +1,9 @@
 import { Type } from "typebox";
 import { ENVIRONMENTS } from "../access/permissions";
-import { StringEnum } from "../http/envelope";
+import { Nullable, StringEnum } from "../http/envelope";
 import { ORDER_STATUSES } from "../ledger/orders-repo";
 
 const Timestamp = Type.String({ format: "date-time" });
-const Nullable = <T extends ReturnType<typeof Type.Number | typeof Type.String>>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 const Side = StringEnum(["buy", "sell"] as const);
 const Outcome = StringEnum(["yes", "no"] as const, {
   description: "The outcome bought or sold; default yes",

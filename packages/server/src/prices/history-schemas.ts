@@ -1,6 +1,6 @@
 /** Request and response schemas of `GET /v1/prices/history` (spec 2.4, 4.2). */
 import { Type } from "typebox";
-import { PagedEnvelope, StringEnum } from "../http/envelope";
+import { Nullable, PagedEnvelope, StringEnum } from "../http/envelope";
 import { INTERVALS } from "./candles";
 
 export const DEFAULT_INTERVAL = "1h";
@@ -8,9 +8,6 @@ export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1_000;
 
 const ISO_EXAMPLE = "2026-11-22T12:00:00Z";
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 export const HistoryQuerySchema = Type.Object(
   {

@@ -4,11 +4,8 @@
  * QuoteUpdate and the stream's price_update reuse the entry's quote fields from here.
  */
 import { Type } from "typebox";
-import { Envelope, StringEnum } from "../http/envelope";
+import { Envelope, Nullable, StringEnum } from "../http/envelope";
 import { VENUE_IDS } from "../venues/model";
-
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
-  Type.Union([schema, Type.Null()]);
 
 /**
  * A `[price, size]` book level. TypeBox's Tuple emits the draft-07 form (`items` as an array), which
