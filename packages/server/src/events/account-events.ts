@@ -128,7 +128,7 @@ export class AccountEvents {
    * consumer has started). Returns how many went.
    */
   async prune(): Promise<number> {
-    const horizon = await repo.slowestOutboxCursor(this.db, this.dialect);
+    const horizon = await repo.slowestOutboxCursor(this.db);
     if (!horizon) return 0;
     const before = this.#since();
     let total = 0;

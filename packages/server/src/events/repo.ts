@@ -3,8 +3,9 @@
  * events is on every write path, orders' among them. Reads follow the ordering rule explained in
  * outbox.ts: on PostgreSQL only rows of transactions older than every running one, by (tx_id, seq).
  */
-import { type QueryResult, sql } from "kysely";
+import { type QueryResult, type SelectQueryBuilder, sql } from "kysely";
 import { prepare, prepareRows } from "../infra/db/prepared";
+import type { Database } from "../infra/db/schema";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
 
 /** One event row's values, as `bindEventRow` appends them. */
@@ -71,28 +72,51 @@ export interface StoredEventRow {
   tx_text?: string;
 }
 
+/** A position in the outbox's order: (transaction id, seq); the transaction id is "0" on SQLite. */
+type Position = { tx: string; seq: number };
+
+/** Orders two positions: negative when `a` comes first (both stores: on SQLite every tx is "0"). */
+function comparePositions(a: Position, b: Position): number {
+  const tx = BigInt(a.tx) - BigInt(b.tx);
+  return tx !== 0n ? (tx < 0n ? -1 : 1) : a.seq - b.seq;
+}
+
+/** A row's transaction id as text ("0" on SQLite, which has none). */
+function txText(dialect: Dialect) {
+  return dialect === "postgres" ? sql<string>`tx_id::text` : sql<string>`'0'`;
+}
+
+/**
+ * Events after `cursor` in the outbox's order, committed ones only: on PostgreSQL, rows of
+ * transactions older than every running one, by (transaction id, seq), so a late commit is never
+ * behind a cursor already handed out; on SQLite (one writer), by seq.
+ */
+function afterInOutboxOrder<O>(
+  query: SelectQueryBuilder<Database, "events", O>,
+  dialect: Dialect,
+  cursor: Position,
+): SelectQueryBuilder<Database, "events", O> {
+  if (dialect !== "postgres") return query.where("seq", ">", cursor.seq).orderBy("seq");
+  return query
+    .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
+    .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
+    .orderBy("tx_id")
+    .orderBy("seq");
+}
+
 /** Up to `limit` committed events after the cursor (transaction id, seq), in recording order. */
 export async function eventsAfter(
   db: DbOrTrx,
   dialect: Dialect,
-  cursor: { tx: string; seq: number },
+  cursor: Position,
   limit: number,
 ): Promise<StoredEventRow[]> {
   let query = db
     .selectFrom("events")
     .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
     .limit(limit);
-  if (dialect === "postgres") {
-    query = query
-      .select(sql<string>`tx_id::text`.as("tx_text"))
-      .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
-      .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
-      .orderBy("tx_id")
-      .orderBy("seq");
-  } else {
-    query = query.where("seq", ">", cursor.seq).orderBy("seq");
-  }
-  return query.execute();
+  if (dialect === "postgres") query = query.select(txText(dialect).as("tx_text"));
+  return afterInOutboxOrder(query, dialect, cursor).execute();
 }
 
 /** Where an event stands in the outbox's order, and whose it is. */
@@ -113,7 +137,7 @@ export async function eventPosition(
   const query = db
     .selectFrom("events")
     .select(["seq", "account_id", "environment", "created_at"])
-    .select(dialect === "postgres" ? sql<string>`tx_id::text`.as("tx") : sql<string>`'0'`.as("tx"));
+    .select(txText(dialect).as("tx"));
   const row = await ("seq" in key ? query.where("seq", "=", key.seq) : query.where("id", "=", key.id))
     .limit(1)
     .executeTakeFirst();
@@ -128,7 +152,7 @@ export async function accountEventsAfter(
   db: DbOrTrx,
   dialect: Dialect,
   owner: { accountId: string; environment: string },
-  cursor: { tx: string; seq: number },
+  cursor: Position,
   options: { since: string; types: readonly string[]; limit: number },
 ): Promise<StoredEventRow[]> {
   let query = db
@@ -139,16 +163,7 @@ export async function accountEventsAfter(
     .where("created_at", ">=", options.since)
     .limit(options.limit);
   if (options.types.length > 0) query = query.where("type", "in", options.types);
-  if (dialect === "postgres") {
-    query = query
-      .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
-      .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
-      .orderBy("tx_id")
-      .orderBy("seq");
-  } else {
-    query = query.where("seq", ">", cursor.seq).orderBy("seq");
-  }
-  return query.execute();
+  return afterInOutboxOrder(query, dialect, cursor).execute();
 }
 
 /** The oldest event of an account and environment recorded at or after `since`. */
@@ -189,46 +204,34 @@ export async function pruneEvents(
   db: DbOrTrx,
   dialect: Dialect,
   before: string,
-  horizon: { tx: string; seq: number },
+  horizon: Position,
   batch: number,
 ): Promise<number> {
-  const query = db
+  const rows = await db
     .selectFrom("events")
     .select(["seq", "created_at"])
-    .select(dialect === "postgres" ? sql<string>`tx_id::text`.as("tx") : sql<string>`'0'`.as("tx"))
+    .select(txText(dialect).as("tx"))
     .orderBy("tx_id")
     .orderBy("seq")
-    .limit(batch);
-  const rows = await query.execute();
+    .limit(batch)
+    .execute();
   const doomed: number[] = [];
   for (const row of rows) {
-    const seq = Number(row.seq);
-    const behind =
-      dialect === "postgres"
-        ? BigInt(row.tx) < BigInt(horizon.tx) || (row.tx === horizon.tx && seq <= horizon.seq)
-        : seq <= horizon.seq;
-    if (row.created_at >= before || !behind) break;
-    doomed.push(seq);
+    const position = { tx: row.tx, seq: Number(row.seq) };
+    if (row.created_at >= before || comparePositions(position, horizon) > 0) break;
+    doomed.push(position.seq);
   }
   if (doomed.length > 0) await db.deleteFrom("events").where("seq", "in", doomed).execute();
   return doomed.length;
 }
 
 /** The cursor of the outbox consumer that has read least; undefined when none has started. */
-export async function slowestOutboxCursor(
-  db: DbOrTrx,
-  dialect: Dialect,
-): Promise<{ tx: string; seq: number } | undefined> {
+export async function slowestOutboxCursor(db: DbOrTrx): Promise<Position | undefined> {
   const rows = await db.selectFrom("outbox_cursors").select(["tx", "seq"]).execute();
-  let slowest: { tx: string; seq: number } | undefined;
+  let slowest: Position | undefined;
   for (const row of rows) {
     const cursor = { tx: String(row.tx), seq: Number(row.seq) };
-    const behind =
-      slowest === undefined ||
-      (dialect === "postgres"
-        ? BigInt(cursor.tx) < BigInt(slowest.tx) || (cursor.tx === slowest.tx && cursor.seq < slowest.seq)
-        : cursor.seq < slowest.seq);
-    if (behind) slowest = cursor;
+    if (slowest === undefined || comparePositions(cursor, slowest) < 0) slowest = cursor;
   }
   return slowest;
 }
