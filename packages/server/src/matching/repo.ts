@@ -4,9 +4,9 @@
  * status and regrouping its event read and write a consistent picture even with several instances
  * on one PostgreSQL.
  */
-import { type Insertable, type Selectable, sql, type Updateable } from "kysely";
+import { type ExpressionBuilder, type Insertable, type Selectable, sql, type Updateable } from "kysely";
 import { type PageRequest, pageWithTotal } from "../infra/db/pages";
-import type { MatchesTable } from "../infra/db/schema";
+import type { Database, MatchesTable } from "../infra/db/schema";
 import type { Db, DbOrTrx, Dialect, Trx } from "../infra/db/store";
 
 export type MatchRow = Selectable<MatchesTable>;
@@ -61,6 +61,22 @@ export interface MatchableRow {
   venue_market_id: string;
 }
 
+/** What the matcher reads of a market (and its event's title), joined with `venue_events`. */
+const MATCHABLE_COLUMNS = [
+  "markets.id",
+  "markets.venue",
+  "markets.title",
+  "markets.question",
+  "markets.rules",
+  "markets.settlement_source",
+  "markets.close_time",
+  "markets.outcomes",
+  "markets.status",
+  "markets.updated_at",
+  "venue_events.title as event_title",
+  "markets.venue_market_id",
+] as const;
+
 /**
  * Markets for the matcher: every open or closed one (`since` null), or every market, whatever its
  * status, written at or after `since` (so a resolved one can leave the index).
@@ -69,20 +85,7 @@ export async function matchableMarkets(db: DbOrTrx, since: string | null): Promi
   let query = db
     .selectFrom("markets")
     .leftJoin("venue_events", "venue_events.id", "markets.event_id")
-    .select([
-      "markets.id",
-      "markets.venue",
-      "markets.title",
-      "markets.question",
-      "markets.rules",
-      "markets.settlement_source",
-      "markets.close_time",
-      "markets.outcomes",
-      "markets.status",
-      "markets.updated_at",
-      "venue_events.title as event_title",
-      "markets.venue_market_id",
-    ]);
+    .select(MATCHABLE_COLUMNS);
   query =
     since === null
       ? query.where("markets.status", "in", ["open", "closed"])
@@ -304,16 +307,17 @@ export function searchWords(q: string | undefined): string[] {
 
 /** Ids of markets whose title or question holds `word` (lower-cased, no wildcards). */
 function marketsWithWord(db: DbOrTrx, word: string) {
+  return db.selectFrom("markets").select("id").where(hasWord(word));
+}
+
+/** A market's title or question holds `word` (a lower-cased word of `searchWords`), on both stores. */
+function hasWord(word: string) {
   const pattern = `%${word}%`;
-  return db
-    .selectFrom("markets")
-    .select("id")
-    .where((eb) =>
-      eb.or([
-        eb(eb.fn("lower", ["title"]), "like", eb.val(pattern)),
-        eb(eb.fn("lower", ["question"]), "like", eb.val(pattern)),
-      ]),
-    );
+  return (eb: ExpressionBuilder<Database, "markets">) =>
+    eb.or([
+      eb(eb.fn("lower", ["markets.title"]), "like", eb.val(pattern)),
+      eb(eb.fn("lower", ["markets.question"]), "like", eb.val(pattern)),
+    ]);
 }
 
 export interface MatchFilter {
@@ -509,18 +513,7 @@ export async function reviewMarkets(
       .selectFrom("markets")
       .leftJoin("venue_events", "venue_events.id", "markets.event_id")
       .select([
-        "markets.id",
-        "markets.venue",
-        "markets.title",
-        "markets.question",
-        "markets.rules",
-        "markets.settlement_source",
-        "markets.close_time",
-        "markets.outcomes",
-        "markets.status",
-        "markets.updated_at",
-        "venue_events.title as event_title",
-        "markets.venue_market_id",
+        ...MATCHABLE_COLUMNS,
         "markets.url",
         "markets.volume",
         "markets.volume_24h",
@@ -582,15 +575,7 @@ export async function searchMarkets(
     ])
     .where("markets.venue", "=", venue)
     .where("markets.status", "in", ["open", "closed"]);
-  for (const word of words) {
-    const pattern = `%${word}%`;
-    query = query.where((eb) =>
-      eb.or([
-        eb(eb.fn("lower", ["markets.title"]), "like", eb.val(pattern)),
-        eb(eb.fn("lower", ["markets.question"]), "like", eb.val(pattern)),
-      ]),
-    );
-  }
+  for (const word of words) query = query.where(hasWord(word));
   const rows = await query.orderBy("markets.volume_24h", "desc").orderBy("markets.id").limit(limit).execute();
   return rows.map((r) => ({ ...r, volume_24h: Number(r.volume_24h), liquidity: Number(r.liquidity) }));
 }
