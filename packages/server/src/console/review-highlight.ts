@@ -16,7 +16,7 @@ import { findDates, MONTH_RE, yearNear } from "../matching/dates";
 import { type ContractFeatures, MATCHER_TEXT_LIMITS } from "../matching/features";
 import { findNumbers } from "../matching/measures";
 import { BASIS_PATTERNS, SOURCE_PATTERNS, voidPolicyOf } from "../matching/settlement";
-import { normalizeText } from "../matching/text";
+import { DEGREES, normalizeText, PERCENT, plainNumber, SCALED_NUMBER } from "../matching/text";
 import { escapeHtml, html, raw, type SafeHtml } from "./html";
 
 export type MarkKind = "threshold" | "date" | "source" | "trigger" | "clause";
@@ -99,19 +99,6 @@ function rewrite(m: Mapped, pattern: RegExp, replace: (match: RegExpExecArray) =
   return { text, from, to };
 }
 
-const SCALE: Record<string, number> = Object.assign(Object.create(null), {
-  k: 1e3,
-  thousand: 1e3,
-  m: 1e6,
-  mm: 1e6,
-  million: 1e6,
-  b: 1e9,
-  bn: 1e9,
-  billion: 1e9,
-  t: 1e12,
-  trillion: 1e12,
-});
-
 /**
  * The matcher's normalisation (matching/text.ts normalizeText) as far as positions matter: symbols,
  * thousands separators, scaled numbers, degrees, percent and whitespace. Its word aliases are left
@@ -125,15 +112,9 @@ function normalised(original: string): Mapped {
   m = rewrite(m, /(^|\s)<(?=\s*[$\d])/g, (x) => `${x[1]} below `);
   m = rewrite(m, /(\d),(?=\d{3}\b)/g, (x) => x[1]!);
   m = rewrite(m, /(\d),(?=\d{3}\b)/g, (x) => x[1]!);
-  m = rewrite(
-    m,
-    /(\$?)(?<!\d)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g,
-    (x) => `${x[1]}${Number((Number(x[2]) * (SCALE[x[3]!] ?? 1)).toPrecision(12))}`,
-  );
-  m = rewrite(m, /(\d)\s*(?:°|º|degrees?)\s*(f|fahrenheit|c|celsius)?\b/g, (x) =>
-    x[2]?.startsWith("c") ? `${x[1]}°c` : `${x[1]}°f`,
-  );
-  m = rewrite(m, /(\d)\s*(percent|per cent)\b/g, (x) => `${x[1]}%`);
+  m = rewrite(m, SCALED_NUMBER, (x) => plainNumber(x[1]!, x[2]!, x[3]!));
+  m = rewrite(m, DEGREES, (x) => (x[2]?.startsWith("c") ? `${x[1]}°c` : `${x[1]}°f`));
+  m = rewrite(m, PERCENT, (x) => `${x[1]}%`);
   return rewrite(m, /\s+/g, () => " ");
 }
 

@@ -198,21 +198,26 @@ const SYMBOL_REWRITES: Array<[RegExp, string]> = [
  * "$100k", "1.5m", "2 billion". A number starts where its digits start: tried from inside a run of
  * digits the pattern would rescan the whole run once per digit.
  */
-const SCALED_NUMBER = /(\$?)(?<!\d)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g;
-const DEGREES = /(\d)\s*(?:°|º|degrees?)\s*(f|fahrenheit|c|celsius)?\b/g;
-const PERCENT = /(\d)\s*(percent|per cent)\b/g;
+/** "$100k", "1.5m", "2 billion": a number with a scale word, written out by `plainNumber`. */
+export const SCALED_NUMBER =
+  /(\$?)(?<!\d)(\d+(?:\.\d+)?)\s?(k|thousand|mm|m|million|bn|b|billion|t|trillion)\b/g;
+export const DEGREES = /(\d)\s*(?:°|º|degrees?)\s*(f|fahrenheit|c|celsius)?\b/g;
+export const PERCENT = /(\d)\s*(percent|per cent)\b/g;
 /** House seats: "MI-07" and "MI-7" (Kalshi's legacy tickers) are one district. */
 const HOUSE_SEAT = /\b([a-z]{2})-0(\d)\b/g;
 const WHITESPACE = /\s+/g;
+
+/** A scaled number written out: ("$", "1.5", "m") -> "$1500000". */
+export function plainNumber(dollar: string, num: string, unit: string): string {
+  return `${dollar}${Number((Number(num) * (SCALE[unit] ?? 1)).toPrecision(12))}`;
+}
 
 function normalizeUncached(input: string): string {
   let s = ` ${foldDiacritics(input).toLowerCase()} `;
   for (const [pattern, replacement] of SYMBOL_REWRITES) s = s.replace(pattern, replacement);
   // "$100k", "1.5m", "2 billion" -> plain numbers.
-  s = s.replace(
-    SCALED_NUMBER,
-    (_all, dollar: string, num: string, unit: string) =>
-      `${dollar}${Number((Number(num) * (SCALE[unit] ?? 1)).toPrecision(12))}`,
+  s = s.replace(SCALED_NUMBER, (_all, dollar: string, num: string, unit: string) =>
+    plainNumber(dollar, num, unit),
   );
   s = s.replace(DEGREES, (_a, d: string, u?: string) => (u?.startsWith("c") ? `${d}°c` : `${d}°f`));
   s = s.replace(PERCENT, "$1%");
