@@ -64,6 +64,23 @@ export class LoginGuard {
     }
   }
 
+  /**
+   * One guarded sign-in (the API's and the console's): admitted first (429 when it must wait), then
+   * `attempt`; its refusal (UNAUTHORIZED) extends the backoff, its success clears the pair's run.
+   */
+  async signIn<T>(address: string, email: string, attempt: () => Promise<T>): Promise<T> {
+    await this.admit(address, email);
+    let result: T;
+    try {
+      result = await attempt();
+    } catch (error) {
+      if (error instanceof AppError && error.code === "UNAUTHORIZED") this.failed(address, email);
+      throw error;
+    }
+    this.succeeded(address, email);
+    return result;
+  }
+
   /** A wrong password (or unknown email): extends the backoff of the address and the pair. */
   failed(address: string, email: string): void {
     const now = this.clock.now();

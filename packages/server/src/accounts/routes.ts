@@ -87,16 +87,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<AccountRoutesDeps> = async
     },
     async (request) => {
       const { email, password } = request.body;
-      await guard.admit(request.ip, email);
-      let signedIn: Awaited<ReturnType<AccountsService["login"]>>;
-      try {
-        signedIn = await deps.accounts.login(email, password, client(request));
-      } catch (error) {
-        if (error instanceof AppError && error.code === "UNAUTHORIZED") guard.failed(request.ip, email);
-        throw error;
-      }
-      guard.succeeded(request.ip, email);
-      const { account, token, session } = signedIn;
+      const { account, token, session } = await guard.signIn(request.ip, email, () =>
+        deps.accounts.login(email, password, client(request)),
+      );
       return ok({ account: publicAccount(account), session: { token, expires_at: session.expires_at } });
     },
   );

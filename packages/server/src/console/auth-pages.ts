@@ -133,15 +133,9 @@ export function registerAuthPages(app: FastifyInstance, deps: ConsoleDeps): void
     if (!password) errors["password"] = "Enter your password";
     if (Object.keys(errors).length > 0) return signInPage(request, reply, { email, next, errors }, 400);
     try {
-      await guard.admit(request.ip, email);
-      let signedIn: Awaited<ReturnType<ConsoleDeps["accounts"]["login"]>>;
-      try {
-        signedIn = await deps.accounts.login(email, password, client(request));
-      } catch (error) {
-        if (error instanceof AppError && error.code === "UNAUTHORIZED") guard.failed(request.ip, email);
-        throw error;
-      }
-      guard.succeeded(request.ip, email);
+      const signedIn = await guard.signIn(request.ip, email, () =>
+        deps.accounts.login(email, password, client(request)),
+      );
       return startSession(request, reply, deps, signedIn, next);
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
