@@ -356,6 +356,12 @@ export class ApiKeysService {
     return value;
   }
 
+  /** When this process last saw the key used, if that is not written yet (`last_used_at` lags a batch). */
+  unwrittenUse(keyId: string): string | undefined {
+    const ms = this.#usage.get(keyId);
+    return ms === undefined ? undefined : isoFromMs(ms);
+  }
+
   /** Writes the collected `last_used_at` values; called on a timer and at shutdown. */
   async flushUsage(): Promise<void> {
     if (this.#usage.size === 0) return;

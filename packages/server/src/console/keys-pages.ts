@@ -178,11 +178,11 @@ async function keysPage(
   options: { form?: CreateForm; errors?: FieldErrors; flash?: Flash[] } = {},
   status = 200,
 ): Promise<FastifyReply> {
-  // "Last used" is written in batches (every 15 s); write this process's now, so a key just tried shows it.
-  await deps.apiKeys
-    .flushUsage()
-    .catch((error) => request.log.warn({ err: error }, "could not write key use"));
-  const keys = await deps.apiKeys.list(user.account.id);
+  // "Last used" is written in batches (every 15 s): a use this process saw since shows at once.
+  const keys = (await deps.apiKeys.list(user.account.id)).map((key) => ({
+    ...key,
+    last_used_at: deps.apiKeys.unwrittenUse(key.id) ?? key.last_used_at,
+  }));
   // Active keys first, newest first (ids are time-ordered).
   keys.sort(
     (a, b) => Number(a.revoked_at !== null) - Number(b.revoked_at !== null) || (a.id < b.id ? 1 : -1),

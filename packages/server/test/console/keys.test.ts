@@ -101,6 +101,22 @@ describe("console API keys", () => {
       expect(list.body).toContain(`data-label="${label}"`);
   });
 
+  it("shows a key used a moment ago as used, before the batched last-used time is written", async () => {
+    const c = await signedIn();
+    const { secret, id } = await generate(c, {
+      name: "just used",
+      type: "read_only",
+      environment: "sandbox",
+    });
+    const lastUsed = (body: string) =>
+      new RegExp(`data-key-id="${id}">[\\s\\S]*?<td data-label="Last used">([\\s\\S]*?)</td>`).exec(
+        body,
+      )![1]!;
+    expect(lastUsed((await c.get("/console/keys")).body)).toContain("never");
+    expect((await api(secret)).statusCode).toBe(200);
+    expect(lastUsed((await c.get("/console/keys")).body)).toContain("<time");
+  });
+
   it("creates live keys and agent keys with the chosen permissions", async () => {
     const c = await signedIn();
     const agent = await generate(c, {
