@@ -14,6 +14,9 @@ interface Asset {
   etag: string;
 }
 
+/** Where assets are served; they are the same for everyone, so no session is looked up for them. */
+export const ASSETS_PATH = "/console/assets/";
+
 const byName = new Map<string, Asset>();
 const urls: Record<string, string> = {};
 
@@ -22,7 +25,7 @@ function add(name: string, ext: string, type: string, text: string): void {
   const hash = createHash("sha256").update(body).digest("hex").slice(0, 12);
   const file = `${name}.${hash}.${ext}`;
   byName.set(file, { body, type, etag: `"${hash}"` });
-  urls[`${name}.${ext}`] = `/console/assets/${file}`;
+  urls[`${name}.${ext}`] = `${ASSETS_PATH}${file}`;
 }
 
 add("console", "css", "text/css; charset=utf-8", STYLE);

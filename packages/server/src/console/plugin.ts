@@ -23,7 +23,7 @@ import type { OrdersService } from "../orders/service";
 import type { PortfolioService } from "../portfolio/service";
 import type { SandboxAccounts } from "../sandbox/service";
 import type { WebhooksService } from "../webhooks/service";
-import { registerAssets } from "./assets";
+import { ASSETS_PATH, registerAssets } from "./assets";
 import { registerAuthPages } from "./auth-pages";
 import { formOf, notFound, render } from "./context";
 import { ENVIRONMENT_COOKIE, FORM_COOKIE, readCookies, SESSION_COOKIE } from "./cookies";
@@ -82,6 +82,7 @@ export function consolePlugin(pages: ConsolePages[]): FastifyPluginAsync<Console
     app.decorateRequest("consoleUser", null);
 
     app.addHook("onRequest", async (request) => {
+      if (request.url.startsWith(ASSETS_PATH)) return;
       const cookies = readCookies(request);
       const token = cookies[SESSION_COOKIE];
       if (!token) return;
@@ -129,7 +130,7 @@ export function consolePlugin(pages: ConsolePages[]): FastifyPluginAsync<Console
         .header("x-content-type-options", "nosniff")
         .header("x-frame-options", "DENY")
         .header("referrer-policy", "same-origin");
-      if (!request.url.startsWith("/console/assets/")) reply.header("cache-control", "no-store");
+      if (!request.url.startsWith(ASSETS_PATH)) reply.header("cache-control", "no-store");
       return payload;
     });
 

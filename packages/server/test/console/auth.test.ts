@@ -3,7 +3,7 @@
  * SameSite=Strict, Secure when HTTPS), CSRF on every form, cross-site posts refused, the API's login
  * limits, the sessions view, the assets' cache headers, and the console kept out of the API.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestApp, type TestApp } from "../support/app";
 import { ConsoleClient } from "./support";
 
@@ -145,6 +145,18 @@ describe("console sign-in, cookies and CSRF", () => {
       expect((await c.get(url, { "if-none-match": String(asset.headers.etag) })).statusCode).toBe(304);
     }
     expect(page.body).not.toMatch(/(src|href)="https?:/);
+    // Assets are the same for everyone: a signed-in browser's asset requests look up no session.
+    const signedIn = fresh(t.app);
+    await signedIn.signUp();
+    const lookups = vi.spyOn(t.services.accounts, "resolveSession");
+    try {
+      expect((await signedIn.get(css)).statusCode).toBe(200);
+      expect(lookups).not.toHaveBeenCalled();
+      expect((await signedIn.get("/console/sessions")).statusCode).toBe(200);
+      expect(lookups).toHaveBeenCalledTimes(1);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it("is not part of the API: no envelope, not in the OpenAPI document, an HTML 404", async () => {
