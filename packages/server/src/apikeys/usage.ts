@@ -205,17 +205,10 @@ export class KeyUsage {
       slot.peak = Math.max(slot.peak, requests + limited);
       if (limited > 0 && !(before && before.limited > 0)) slot.limitedMinutes++;
     }
-    for (const row of recent) {
-      if (row.minute !== nowMinute) continue;
+    // This minute: what is stored of it plus what is not written yet.
+    for (const row of [...recent, ...memory]) {
       const report = reports.get(row.key_id);
-      if (report) {
-        report.thisMinute.requests += row.requests;
-        report.thisMinute.limited += row.limited;
-      }
-    }
-    for (const row of memory) {
-      if (row.minute !== nowMinute) continue;
-      const report = reports.get(row.key_id)!;
+      if (row.minute !== nowMinute || !report) continue;
       report.thisMinute.requests += row.requests;
       report.thisMinute.limited += row.limited;
     }
