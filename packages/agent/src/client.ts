@@ -5,6 +5,7 @@
  * as `{ data, meta }`, single resources as their `data`.
  */
 import { randomUUID } from "node:crypto";
+import { AccountStream, type AccountStreamOptions } from "./account-stream.js";
 import { backtest } from "./backtest/engine.js";
 import { historySource } from "./backtest/sources.js";
 import type { BacktestOptions, BacktestResult } from "./backtest/types.js";
@@ -343,6 +344,19 @@ export class Crossbook {
       await pause(options.pollMs ?? 1_000, options.signal);
       if (options.signal?.aborted) return;
     }
+  }
+
+  /**
+   * Your account's events pushed live over a WebSocket (`/v1/account/stream`): replayed from a
+   * cursor, then live, in order; after every reconnect it resumes from the last event received, so
+   * none is missed or repeated. A refused key makes a `for await` loop throw; see `AccountStream`.
+   * @example
+   * const cursor = new FileCursorStore("./state/events.json");
+   * for await (const event of client.accountStream({ cursor, types: ["order.filled"] }))
+   *   console.log(event.seq, event.type, event.data);
+   */
+  accountStream(options: Omit<AccountStreamOptions, "baseUrl" | "apiKey"> = {}): AccountStream {
+    return new AccountStream({ baseUrl: this.http.baseUrl, apiKey: this.#apiKey, ...options });
   }
 
   /**

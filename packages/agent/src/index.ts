@@ -7,6 +7,14 @@
  * console.log(await client.balance());
  */
 
+export {
+  AccountStream,
+  type AccountStreamCaughtUp,
+  type AccountStreamClose,
+  AccountStreamError,
+  type AccountStreamExpired,
+  type AccountStreamOptions,
+} from "./account-stream.js";
 export { type AlertFired, AlertWatcher, type AlertWatcherOptions, type Comparison } from "./alerts/local.js";
 export {
   type ReceiverOptions,

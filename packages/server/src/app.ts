@@ -23,6 +23,7 @@ import { consolePlugin } from "./console/plugin";
 import { credentialRoutes } from "./credentials/routes";
 import { CredentialsService } from "./credentials/service";
 import { AccountEvents } from "./events/account-events";
+import { AccountEventTail } from "./events/live-tail";
 import { Outbox } from "./events/outbox";
 import { accountEventRoutes } from "./events/routes";
 import { AuthFailures } from "./http/auth-failures";
@@ -510,6 +511,10 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   });
   await app.register(priceHistoryRoutes, { history: services.history });
   await app.register(streamRoutes);
+  // One reader of the shared outbox per instance hands account events to this instance's streams.
+  const accountTail = new AccountEventTail(runtime.store.db, runtime.store.dialect, app.log, {
+    pollMs: config.accountStreamPollMs,
+  });
   const stream = await attachStream(app, {
     config,
     clock: runtime.clock,
@@ -519,11 +524,13 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     apiKeys: services.apiKeys,
     authFailures,
     prices: services.prices,
+    accountFeed: { tail: accountTail, events: services.accountEvents, log: app.log, limits: {} },
     hubOptions: { flushIntervalMs: config.streamFlushIntervalMs, ...options.streamOptions },
   });
   // Before the HTTP server closes: it would otherwise wait for every open stream connection.
   app.addHook("preClose", async () => {
     await stream.close();
+    accountTail.close();
   });
   await app.register(alertRoutes, { alerts: services.alerts });
   await app.register(credentialRoutes, { credentials: services.credentials });

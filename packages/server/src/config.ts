@@ -48,6 +48,8 @@ export interface Config {
   feedMaxMarketsPerVenue: number;
   /** How long the price stream gathers updates before writing them to each client, ms. */
   streamFlushIntervalMs: number;
+  /** How often each instance reads new account events for its account streams (ms). */
+  accountStreamPollMs: number;
   /** Stream connections opened without a key and waiting for their `auth` message, per client address. */
   streamUnauthenticatedPerAddress: number;
   /** Stream connections waiting for their `auth` message, over all addresses (per instance). */
@@ -269,6 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     catalogSyncIntervalSeconds: integer("CATALOG_SYNC_INTERVAL_SECONDS", 300, 5, 86_400),
     feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
     streamFlushIntervalMs: integer("STREAM_FLUSH_INTERVAL_MS", 10, 0, 1_000),
+    accountStreamPollMs: integer("ACCOUNT_STREAM_POLL_MS", 10, 1, 5_000),
     streamUnauthenticatedPerAddress: integer("STREAM_UNAUTHENTICATED_PER_ADDRESS", 10, 1, 100_000),
     streamUnauthenticatedMax: integer("STREAM_UNAUTHENTICATED_MAX", 1_000, 1, 1_000_000),
     kalshiFeedKey: kalshiFeedKey(),

@@ -391,6 +391,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's events as a WebSocket, resumable from a cursor
+         * @description A WebSocket of the key's account events in its environment (orders, fills, positions, transfers), authenticated as the price stream is (`read` needed; counted in the plan's stream connections). Send `{"action":"resume","after":<seq or event id; 0 for the oldest kept>}` (acked with `{"type":"resumed","after":<seq>}`) to receive every event after the cursor, replayed from the store, then `{"type":"caught_up","replayed":n}`, then live, in order, none missed or repeated; or `{"action":"subscribe","types":[…]}` (`["*"]`: every type; acked with `{"type":"subscribed","types":[…]}`) to choose types and, first thing, to start live from now. `resume` also takes `types`. Each event: `{"type":"event","seq","id","event_type","timestamp","data"}` with the data a webhook delivery carries. A cursor older than EVENT_RETENTION_DAYS is answered `{"type":"error","code":"CURSOR_EXPIRED","details":{…}}`. A client that does not keep up is closed with 4009 after what it was sent: reconnect and resume after the last event received. A plain GET answers 426.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Error envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                426: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/alerts": {
         parameters: {
             query?: never;
@@ -4591,7 +4681,7 @@ export interface paths {
         };
         /**
          * The real-time price stream (WebSocket)
-         * @description A WebSocket. Authenticate with the upgrade's `Authorization: Bearer <key>` header or, from a browser, with a first message `{"action":"auth","api_key":"…"}` within 5 s. Then send `{"action":"subscribe","market_ids":[…]}` / `{"action":"unsubscribe","market_ids":[…]}`; each is acknowledged with `{"type":"subscribed"|"unsubscribed","market_ids":[…],"rejected":[{"market_id","reason"}]}`, the current quote of each newly subscribed market follows at once, then `{"type":"price_update","market_id","price","best_bid","best_ask","volume_24h","timestamp","seq"}` on every change (`seq` counts this connection's price updates from 1). Errors are `{"type":"error","code","message"}`. A plain GET answers 426.
+         * @description A WebSocket. Authenticate with the upgrade's `Authorization: Bearer <key>` header or, from a browser, with a first message `{"action":"auth","api_key":"…"}` within 5 s. Then send `{"action":"subscribe","market_ids":[…]}` / `{"action":"unsubscribe","market_ids":[…]}`; each is acknowledged with `{"type":"subscribed"|"unsubscribed","market_ids":[…],"rejected":[{"market_id","reason"}]}`, the current quote of each newly subscribed market follows at once, then `{"type":"price_update","market_id","price","best_bid","best_ask","volume_24h","timestamp","seq"}` on every change (`seq` counts this connection's price updates from 1). Errors are `{"type":"error","code","message"}`. The same connection also takes the account stream's actions (`resume`, `subscribe` with `types`; see /v1/account/stream), for clients that want one connection. A plain GET answers 426.
          */
         get: {
             parameters: {

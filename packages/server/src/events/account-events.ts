@@ -15,6 +15,7 @@ import { AppError, validationError } from "../http/errors";
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { Db, Dialect } from "../infra/db/store";
 import { START_CURSOR } from "./outbox";
+import type { EventPosition } from "./position";
 import * as repo from "./repo";
 import { isEventType } from "./types";
 
@@ -88,11 +89,41 @@ export class AccountEvents {
     return { events, nextAfter: last ? last.seq : given, hasMore };
   }
 
-  /** Where a client's cursor stands; 410 when it is older than what is kept, 400 when unknown. */
-  async #position(owner: Owner, after: string, since: string): Promise<{ tx: string; seq: number }> {
+  /**
+   * Where a client's cursor (an event's seq or id; "0" for the beginning) stands in the order:
+   * AppError CURSOR_EXPIRED when it is older than what is kept, VALIDATION_ERROR (`field`) when it
+   * is not one of the owner's events.
+   */
+  position(owner: Owner, after: string, field = "query.after"): Promise<EventPosition> {
+    return this.#position(owner, after, this.#since(), field);
+  }
+
+  /** The place of the owner's last committed event (the beginning when none): "from now". */
+  latest(owner: Owner): Promise<EventPosition> {
+    return repo.lastAccountPosition(this.db, this.dialect, owner);
+  }
+
+  /**
+   * Up to `limit` of the owner's events after `cursor` that are still kept, of the given types (all
+   * when empty), each with its place in the order: the account stream's replay.
+   */
+  read(
+    owner: Owner,
+    cursor: EventPosition,
+    types: readonly string[],
+    limit: number,
+  ): Promise<repo.AccountEventRow[]> {
+    return repo.accountEventsAfter(this.db, this.dialect, owner, cursor, {
+      since: this.#since(),
+      types,
+      limit,
+    });
+  }
+
+  async #position(owner: Owner, after: string, since: string, field = "query.after"): Promise<EventPosition> {
     const bySeq = /^\d{1,15}$/.test(after);
     if (!bySeq && !/^evt_[A-Za-z0-9_-]{1,80}$/.test(after)) {
-      throw validationError({ "query.after": "must be an event's seq (a number) or id (evt_…)" });
+      throw validationError({ [field]: "must be an event's seq (a number) or id (evt_…)" });
     }
     const seq = bySeq ? Number(after) : undefined;
     if (seq === 0) return START_CURSOR;
@@ -107,7 +138,7 @@ export class AccountEvents {
       const oldest = await repo.oldestSeq(this.db);
       if (oldest === undefined || seq < oldest) throw await this.#expired(owner, since);
     }
-    throw validationError({ "query.after": "is not one of this key's account events" });
+    throw validationError({ [field]: "is not one of this key's account events" });
   }
 
   async #expired(owner: Owner, since: string): Promise<AppError> {

@@ -7,6 +7,7 @@ import { type QueryResult, type SelectQueryBuilder, sql } from "kysely";
 import { prepare, prepareRows } from "../infra/db/prepared";
 import type { Database } from "../infra/db/schema";
 import type { DbOrTrx, Dialect } from "../infra/db/store";
+import { comparePositions, type EventPosition } from "./position";
 
 /** One event row's values, as `bindEventRow` appends them. */
 type EventValues = [
@@ -72,14 +73,7 @@ export interface StoredEventRow {
   tx_text?: string;
 }
 
-/** A position in the outbox's order: (transaction id, seq); the transaction id is "0" on SQLite. */
-type Position = { tx: string; seq: number };
-
-/** Orders two positions: negative when `a` comes first (both stores: on SQLite every tx is "0"). */
-function comparePositions(a: Position, b: Position): number {
-  const tx = BigInt(a.tx) - BigInt(b.tx);
-  return tx !== 0n ? (tx < 0n ? -1 : 1) : a.seq - b.seq;
-}
+type Position = EventPosition;
 
 /** A row's transaction id as text ("0" on SQLite, which has none). */
 function txText(dialect: Dialect) {
@@ -120,7 +114,7 @@ export async function eventsAfter(
 }
 
 /** Where an event stands in the outbox's order, and whose it is. */
-export interface EventPosition {
+export interface StoredEventPosition {
   seq: number;
   tx: string;
   account_id: string | null;
@@ -133,7 +127,7 @@ export async function eventPosition(
   db: DbOrTrx,
   dialect: Dialect,
   key: { seq: number } | { id: string },
-): Promise<EventPosition | undefined> {
+): Promise<StoredEventPosition | undefined> {
   const query = db
     .selectFrom("events")
     .select(["seq", "account_id", "environment", "created_at"])
@@ -142,6 +136,32 @@ export async function eventPosition(
     .limit(1)
     .executeTakeFirst();
   return row ? { ...row, seq: Number(row.seq) } : undefined;
+}
+
+/** An account event as the events API and the account stream read it: with its place in the order. */
+export interface AccountEventRow {
+  seq: number;
+  id: string;
+  type: string;
+  account_id: string;
+  environment: string;
+  data: string;
+  created_at: string;
+  /** The recording transaction's id as text ("0" on SQLite). */
+  tx: string;
+}
+
+function accountEventColumns(db: DbOrTrx, dialect: Dialect) {
+  return db
+    .selectFrom("events")
+    .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
+    .select(txText(dialect).as("tx"));
+}
+
+/** Rows as read, with numbers for seq (PostgreSQL's bigint arrives as text). */
+function accountRows(rows: ReadonlyArray<Record<string, unknown>>): AccountEventRow[] {
+  for (const row of rows) row["seq"] = Number(row["seq"]);
+  return rows as unknown as AccountEventRow[];
 }
 
 /**
@@ -154,16 +174,73 @@ export async function accountEventsAfter(
   owner: { accountId: string; environment: string },
   cursor: Position,
   options: { since: string; types: readonly string[]; limit: number },
-): Promise<StoredEventRow[]> {
-  let query = db
-    .selectFrom("events")
-    .select(["seq", "id", "type", "account_id", "environment", "data", "created_at"])
+): Promise<AccountEventRow[]> {
+  let query = accountEventColumns(db, dialect)
     .where("account_id", "=", owner.accountId)
     .where("environment", "=", owner.environment)
     .where("created_at", ">=", options.since)
     .limit(options.limit);
   if (options.types.length > 0) query = query.where("type", "in", options.types);
-  return afterInOutboxOrder(query, dialect, cursor).execute();
+  return accountRows(await afterInOutboxOrder(query, dialect, cursor).execute());
+}
+
+/**
+ * Up to `limit` committed events of every account after `cursor`, in the outbox's order: what the
+ * account streams' tail (live-tail.ts) hands on. Global events (no account) are left out.
+ */
+export async function allAccountEventsAfter(
+  db: DbOrTrx,
+  dialect: Dialect,
+  cursor: Position,
+  limit: number,
+): Promise<AccountEventRow[]> {
+  const query = accountEventColumns(db, dialect)
+    .where("account_id", "is not", null)
+    .where("environment", "is not", null)
+    .limit(limit);
+  return accountRows(await afterInOutboxOrder(query, dialect, cursor).execute());
+}
+
+/**
+ * The place of the last committed event in the outbox's order (where a reader that wants only
+ * what comes next starts); the beginning when there is none. On PostgreSQL only transactions older
+ * than every running one count, as in `eventsAfter`: whatever commits later comes after this place.
+ */
+export async function lastCommittedPosition(db: DbOrTrx, dialect: Dialect): Promise<Position> {
+  let query = db.selectFrom("events").select("seq").select(txText(dialect).as("tx")).limit(1);
+  query =
+    dialect === "postgres"
+      ? query
+          .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
+          .orderBy("tx_id", "desc")
+          .orderBy("seq", "desc")
+      : query.orderBy("seq", "desc");
+  const row = await query.executeTakeFirst();
+  return row ? { tx: row.tx, seq: Number(row.seq) } : { tx: "0", seq: 0 };
+}
+
+/**
+ * The place of an account's last committed event in an environment (as `lastCommittedPosition`,
+ * for one owner); the beginning when it has none.
+ */
+export async function lastAccountPosition(
+  db: DbOrTrx,
+  dialect: Dialect,
+  owner: { accountId: string; environment: string },
+): Promise<Position> {
+  let query = db
+    .selectFrom("events")
+    .select("seq")
+    .select(txText(dialect).as("tx"))
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .orderBy("tx_id", "desc")
+    .orderBy("seq", "desc")
+    .limit(1);
+  if (dialect === "postgres")
+    query = query.where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`);
+  const row = await query.executeTakeFirst();
+  return row ? { tx: row.tx, seq: Number(row.seq) } : { tx: "0", seq: 0 };
 }
 
 /** The oldest event of an account and environment recorded at or after `since`. */

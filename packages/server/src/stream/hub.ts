@@ -12,6 +12,7 @@ import type { Clock } from "../infra/clock";
 import type { Logger } from "../infra/log";
 import type { ConnectionSlots } from "../infra/slots/slots";
 import type { QuoteUpdate } from "../prices/service";
+import type { AccountFeedDeps } from "./account-feed";
 import { FanOut } from "./fanout";
 import { CLOSE } from "./protocol";
 import {
@@ -19,6 +20,7 @@ import {
   Session,
   type SessionHost,
   type SpendOutcome,
+  type StreamKind,
   type StreamPrincipal,
 } from "./session";
 import { type Cancel, monotonicTimers, type Timers } from "./timers";
@@ -41,6 +43,8 @@ export interface HubDeps {
   snapshot(marketId: string): QuoteUpdate | undefined;
   /** Markets clients now watch (the prices service keeps them live). */
   watch(marketIds: readonly string[]): void;
+  /** Account events (`resume`, `subscribe` with `types`); absent, connections are told they are not served. */
+  accountFeed?: AccountFeedDeps;
   log: Logger;
 }
 
@@ -78,6 +82,8 @@ export interface HubStats {
   connections: number;
   authenticated: number;
   subscriptions: number;
+  /** Connections receiving account events (the account stream, or the price stream's private actions). */
+  accountFeeds: number;
   messagesSent: number;
   updatesConflated: number;
   slowConsumersDropped: number;
@@ -112,14 +118,17 @@ export class StreamHub {
   stats(): HubStats {
     let authenticated = 0;
     let subscriptions = 0;
+    let accountFeeds = 0;
     for (const s of this.#sessions) {
       if (s.principal) authenticated++;
       subscriptions += s.sids.length;
+      if (s.feed) accountFeeds++;
     }
     return {
       connections: this.#sessions.size,
       authenticated,
       subscriptions,
+      accountFeeds,
       messagesSent: this.#fanOut.messagesSent,
       updatesConflated: this.#fanOut.updatesConflated,
       slowConsumersDropped: this.#writer.slowConsumersDropped,
@@ -138,12 +147,14 @@ export class StreamHub {
     slotToken: string | null,
     onAuthenticated?: () => void,
     address = "",
+    kind: StreamKind = "prices",
   ): void {
     const session = new Session(
       this.#host,
       ws,
       socket as Duplex & { writableLength: number },
       this.#fanOut.takeIndex(),
+      kind,
     );
     this.#fanOut.register(session);
     this.#sessions.add(session);
@@ -190,6 +201,7 @@ export class StreamHub {
     if (!this.#sessions.delete(session)) return;
     session.closed = true;
     session.ended();
+    session.feed?.close();
     this.#fanOut.drop(session);
     if (session.principal && session.slotToken) {
       this.#deps.slots.release(session.principal.keyId, session.slotToken).catch((err) => {

@@ -1,12 +1,14 @@
 /**
- * Every message of the price stream, declared once as a TypeBox schema: what clients send and what
- * the server writes. The TypeScript types derive from these. The messages themselves are still
+ * Every message of the streams (the price stream, and the account stream, whose actions the price
+ * stream also takes), declared once as a TypeBox schema: what clients send and what the server
+ * writes. The TypeScript types derive from these. The messages themselves are still
  * parsed and written by hand for speed (protocol.ts, and the fan-out's price update, the session's
  * acks and errors), so the tests check those hand-built frames against these schemas. A WebSocket
  * has no request or response schema in OpenAPI, so nothing here reaches the OpenAPI document.
  * Heartbeats are WebSocket pings, not messages; a client's `ping` message gets `pong`.
  */
 import { type Static, Type } from "typebox";
+import { EVENT_SCHEMAS, type EventType } from "../events/types";
 import { StringEnum } from "../http/envelope";
 import { QuoteUpdateSchema } from "../prices/schemas";
 
@@ -36,10 +38,53 @@ export const AuthMessageSchema = Type.Object(
   { description: "Authenticates a connection opened without a key: its first message, within 5 s" },
 );
 
-export const SubscribeMessageSchema = Type.Object({
-  action: Type.Literal("subscribe"),
-  market_ids: MarketIds,
+/** Every event type, and `*` for all of them. */
+export const EVENT_TYPE_NAMES = Object.keys(EVENT_SCHEMAS) as EventType[];
+export const ALL_EVENT_TYPES = "*" as const;
+
+const EventTypes = Type.Array(StringEnum([...EVENT_TYPE_NAMES, ALL_EVENT_TYPES]), {
+  minItems: 1,
+  maxItems: 50,
+  description: 'Account event types to receive (`"*"`: every type); replaces the earlier choice',
 });
+
+/** A largest seq a cursor may name (15 digits, a safe integer). */
+export const MAX_EVENT_SEQ = 999_999_999_999_999;
+
+/** An event's seq (a number, or its digits) or id; 0 for the oldest event kept. */
+const EventCursor = Type.Union([
+  Type.Integer({ minimum: 0, maximum: MAX_EVENT_SEQ }),
+  Type.String({ pattern: "^([0-9]{1,15}|evt_[A-Za-z0-9_-]{1,80})$" }),
+]);
+
+/**
+ * Markets to follow (prices) and/or account event types to receive. The price stream takes both;
+ * the account stream takes `types` only.
+ */
+export const SubscribeMessageSchema = Type.Union([
+  Type.Object({
+    action: Type.Literal("subscribe"),
+    market_ids: MarketIds,
+    types: Type.Optional(EventTypes),
+  }),
+  Type.Object({
+    action: Type.Literal("subscribe"),
+    market_ids: Type.Optional(MarketIds),
+    types: EventTypes,
+  }),
+]);
+
+export const ResumeMessageSchema = Type.Object(
+  {
+    action: Type.Literal("resume"),
+    after: EventCursor,
+    types: Type.Optional(EventTypes),
+  },
+  {
+    description:
+      "Sends the account's events after the cursor, replayed from the store, then live, with no gap and no duplicate",
+  },
+);
 
 export const UnsubscribeMessageSchema = Type.Object({
   action: Type.Literal("unsubscribe"),
@@ -55,6 +100,7 @@ export const PingMessageSchema = Type.Object(
 export const ClientMessageSchema = Type.Union([
   AuthMessageSchema,
   SubscribeMessageSchema,
+  ResumeMessageSchema,
   UnsubscribeMessageSchema,
   PingMessageSchema,
 ]);
@@ -79,6 +125,9 @@ export const PriceUpdateMessageSchema = Type.Object({
 export const AuthenticatedMessageSchema = Type.Object({
   type: Type.Literal("authenticated"),
   key_id: Type.String(),
+  environment: StringEnum(["live", "sandbox"] as const, {
+    description: "The key's environment: the account events a connection receives are of it",
+  }),
   limits: Type.Object({
     connections: Type.Integer({ description: "Stream connections the key may hold" }),
     markets_per_subscription: Type.Integer({ description: "Markets one connection may follow" }),
@@ -110,6 +159,44 @@ export const SubscribedMessageSchema = Type.Object({
   ),
 });
 
+/** The answer to a subscribe with `types`. */
+export const TypesSubscribedMessageSchema = Type.Object({
+  type: Type.Literal("subscribed"),
+  types: EventTypes,
+  after: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "When this subscribe started the flow (no resume before it): it sends what follows this event (the account's last; 0: none yet). Resume after it to miss nothing",
+    }),
+  ),
+});
+
+/** The answer to a resume: the cursor understood (an id is answered with its seq; 0: the beginning). */
+export const ResumedMessageSchema = Type.Object({
+  type: Type.Literal("resumed"),
+  after: Type.Integer({ minimum: 0 }),
+});
+
+/** One account event: the `data` is what a webhook delivery of it carries. */
+export const AccountEventMessageSchema = Type.Object({
+  type: Type.Literal("event"),
+  seq: Type.Integer({
+    minimum: 1,
+    description: "The event's place; resume after the last one received (not increasing on PostgreSQL)",
+  }),
+  id: Type.String(),
+  event_type: StringEnum(EVENT_TYPE_NAMES),
+  timestamp: Type.String({ format: "date-time" }),
+  data: Type.Unknown(),
+});
+
+/** The replay asked for by a resume is over: what follows is live. */
+export const CaughtUpMessageSchema = Type.Object({
+  type: Type.Literal("caught_up"),
+  replayed: Type.Integer({ minimum: 0, description: "Events sent from the store" }),
+});
+
 export const UnsubscribedMessageSchema = Type.Object({
   type: Type.Literal("unsubscribed"),
   market_ids: Type.Array(Type.String()),
@@ -123,6 +210,8 @@ export const StreamErrorCodeSchema = StringEnum([
   "RATE_LIMITED",
   "AUTH_TIMEOUT",
   "CONNECTION_LIMIT",
+  "CURSOR_EXPIRED",
+  "SLOW_CONSUMER",
   "INTERNAL_ERROR",
 ] as const);
 
@@ -133,6 +222,11 @@ export const ErrorMessageSchema = Type.Object({
   type: Type.Literal("error"),
   code: StreamErrorCodeSchema,
   message: Type.String(),
+  details: Type.Optional(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: "CURSOR_EXPIRED: retention_days, oldest_available {seq, id}, restart_after",
+    }),
+  ),
 });
 
 export const PongMessageSchema = Type.Object({ type: Type.Literal("pong") });
@@ -143,6 +237,10 @@ export const ServerMessageSchema = Type.Union([
   AuthenticatedMessageSchema,
   SubscribedMessageSchema,
   UnsubscribedMessageSchema,
+  TypesSubscribedMessageSchema,
+  ResumedMessageSchema,
+  AccountEventMessageSchema,
+  CaughtUpMessageSchema,
   ErrorMessageSchema,
   PongMessageSchema,
 ]);
@@ -153,4 +251,5 @@ export type SubscribedMessage = Static<typeof SubscribedMessageSchema>;
 export type UnsubscribedMessage = Static<typeof UnsubscribedMessageSchema>;
 export type ErrorMessage = Static<typeof ErrorMessageSchema>;
 export type PongMessage = Static<typeof PongMessageSchema>;
+export type AccountEventMessage = Static<typeof AccountEventMessageSchema>;
 export type ServerMessage = Static<typeof ServerMessageSchema>;

@@ -26,11 +26,19 @@ import type { Clock } from "../infra/clock";
 import type { LimitDecision, RateLimiter } from "../infra/limiter/limiter";
 import type { ConnectionSlots } from "../infra/slots/slots";
 import { type PricesService, QUOTE_CHANNEL, type QuoteUpdate } from "../prices/service";
+import type { AccountFeedDeps } from "./account-feed";
 import { DEFAULT_HUB_OPTIONS, type HubOptions, StreamHub } from "./hub";
-import type { AuthOutcome, SpendOutcome, StreamPrincipal } from "./session";
+import type { AuthOutcome, SpendOutcome, StreamKind, StreamPrincipal } from "./session";
 import { UnknownMarkets } from "./unknown-markets";
 
 export const STREAM_PATH = "/v1/prices/stream";
+/** The account stream: the key's account events only (account-feed.ts), same handshake and limits. */
+export const ACCOUNT_STREAM_PATH = "/v1/account/stream";
+
+const STREAM_KINDS = new Map<string, StreamKind>([
+  [STREAM_PATH, "prices"],
+  [ACCOUNT_STREAM_PATH, "account"],
+]);
 
 export interface StreamDeps {
   config: Config;
@@ -42,6 +50,8 @@ export interface StreamDeps {
   /** Failed authentication per client address, shared with REST (http/auth-failures.ts). */
   authFailures: AuthFailures;
   prices: PricesService;
+  /** Account events for `/v1/account/stream` and the price stream's private actions. */
+  accountFeed?: AccountFeedDeps;
   hubOptions?: Partial<HubOptions>;
 }
 
@@ -80,14 +90,9 @@ function refuseBadHandshake(request: IncomingMessage, socket: Duplex): boolean {
     return true;
   };
   if (request.method !== "GET") {
-    refuse(
-      socket,
-      "METHOD_NOT_ALLOWED",
-      `${request.method} is not allowed on the price stream; allowed: GET`,
-      {
-        Allow: "GET",
-      },
-    );
+    refuse(socket, "METHOD_NOT_ALLOWED", `${request.method} is not allowed on a stream; allowed: GET`, {
+      Allow: "GET",
+    });
     return true;
   }
   if (request.headers.upgrade?.toLowerCase() !== "websocket") return field("upgrade", "must be websocket");
@@ -190,6 +195,7 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
       principal: {
         keyId: found.key.id,
         accountId: found.account.id,
+        environment: found.key.environment,
         connectionsAllowed: limits.websocket_connections,
         marketsPerSubscription: limits.markets_per_subscription,
         requestsPerMinute: limits.requests_per_minute,
@@ -239,6 +245,7 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
         return market ? prices.update(market) : undefined;
       },
       watch: (ids) => prices.watch(ids.flatMap((id) => prices.market(id) ?? [])),
+      ...(deps.accountFeed ? { accountFeed: deps.accountFeed } : {}),
       log: app.log,
     },
     deps.hubOptions,
@@ -267,9 +274,14 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
     // A plain function, not a closure: a closure here would share this scope's context and keep the
     // upgrade request (headers and all) alive for as long as the connection lives.
     socket.on("error", destroyOnError);
-    const path = (request.url ?? "").split("?")[0];
-    if (path !== STREAM_PATH) {
-      refuse(socket, "NOT_FOUND", `No WebSocket endpoint at ${path}; the price stream is ${STREAM_PATH}`);
+    const path = (request.url ?? "").split("?")[0] ?? "";
+    const kind = STREAM_KINDS.get(path);
+    if (!kind) {
+      refuse(
+        socket,
+        "NOT_FOUND",
+        `No WebSocket endpoint at ${path}; the price stream is ${STREAM_PATH}, the account stream ${ACCOUNT_STREAM_PATH}`,
+      );
       return;
     }
     if (refuseBadHandshake(request, socket)) return;
@@ -279,7 +291,7 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
       slotsInUpgrade.set(socket, { keyId: principal.keyId, slot });
       wss.handleUpgrade(request, socket, head, (ws) => {
         slotsInUpgrade.delete(socket);
-        hub.attach(ws, socket, principal, slot);
+        hub.attach(ws, socket, principal, slot, undefined, "", kind);
       });
     };
     if (!token) {
@@ -299,7 +311,9 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
       // The release itself is the listener (no closure over this scope): the place is given back
       // when the socket closes, whether the upgrade completed or not.
       socket.once("close", release);
-      wss.handleUpgrade(request, socket, head, (ws) => hub.attach(ws, socket, null, null, release, address));
+      wss.handleUpgrade(request, socket, head, (ws) =>
+        hub.attach(ws, socket, null, null, release, address, kind),
+      );
       return;
     }
     authenticate(token, address)

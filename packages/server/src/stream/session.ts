@@ -8,8 +8,11 @@
  */
 import { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import type WebSocket from "ws";
+import WebSocket from "ws";
+import type { KeyEnvironment } from "../access/permissions";
+import { AccountFeed, DEFAULT_FEED_LIMITS, type FeedConnection } from "./account-feed";
 import type { Channel, FanOut } from "./fanout";
+import { textFrame } from "./frames";
 import type { HubDeps, HubOptions } from "./hub";
 import { CLOSE, type ClientMessage, ProtocolError, parseClientMessage, type RejectReason } from "./protocol";
 import type { Cancel } from "./timers";
@@ -19,6 +22,8 @@ import type { SocketWriter } from "./writer";
 export interface StreamPrincipal {
   keyId: string;
   accountId: string;
+  /** The key's environment: the account events a connection receives are of it. */
+  environment: KeyEnvironment;
   connectionsAllowed: number;
   marketsPerSubscription: number;
   /** The key's request budget per minute, which subscribe and unsubscribe messages spend from. */
@@ -32,6 +37,12 @@ export type AuthOutcome =
   | { ok: true; principal: StreamPrincipal }
   | { ok: false; code: "UNAUTHORIZED" | "FORBIDDEN" | "RATE_LIMITED"; message: string };
 
+/**
+ * Which stream a connection opened: the price stream (market prices, and account events on request)
+ * or the account stream (account events only).
+ */
+export type StreamKind = "prices" | "account";
+
 /** What every session shares: the hub's dependencies and options, the writer and the fan-out. */
 export interface SessionHost {
   readonly deps: HubDeps;
@@ -39,6 +50,9 @@ export interface SessionHost {
   readonly writer: SocketWriter;
   readonly fanOut: FanOut;
 }
+
+const ACCOUNT_STREAM_ONLY =
+  "the account stream carries account events only (resume, subscribe with types); markets' prices are on /v1/prices/stream";
 
 export class Session {
   principal: StreamPrincipal | null = null;
@@ -48,6 +62,8 @@ export class Session {
   sids: number[] = [];
   /** Snapshots (sent on subscribe) to write instead of the channel's head, by sid; usually null. */
   snapshots: Map<number, Buffer> | null = null;
+  /** Its account events, once it asked for them (`resume`, or `subscribe` with `types`). */
+  feed: AccountFeed | null = null;
   /** Closed and cleaned up; its number goes back to the pool once no flush holds it. */
   released = false;
   waitingDrain = false;
@@ -78,6 +94,7 @@ export class Session {
     readonly socket: Duplex & { writableLength: number },
     /** Its number: indexes the fan-out's per-session tables. */
     readonly index: number,
+    readonly kind: StreamKind = "prices",
   ) {
     this.kernelWrites = socket instanceof Socket;
   }
@@ -163,12 +180,87 @@ export class Session {
         this.host.writer.control(this, { type: "pong" });
         return;
       case "subscribe":
-        if (await this.#spend()) await this.#subscribe(message.market_ids);
+        if (message.market_ids && this.kind === "account") {
+          this.error("VALIDATION_ERROR", ACCOUNT_STREAM_ONLY);
+          return;
+        }
+        if (!(await this.#spend())) return;
+        if (message.market_ids) await this.#subscribe(message.market_ids);
+        if (message.types && !this.closed) await this.#accountFeed()?.subscribe(message.types);
         return;
       case "unsubscribe":
+        if (this.kind === "account") {
+          this.error("VALIDATION_ERROR", ACCOUNT_STREAM_ONLY);
+          return;
+        }
         if (await this.#spend()) this.#unsubscribe(message.market_ids);
         return;
+      case "resume": {
+        if (!(await this.#spend())) return;
+        await this.#accountFeed()?.resume(String(message.after), message.types);
+        return;
+      }
     }
+  }
+
+  /** The connection's account events, made on first use; null (and an error sent) when not served. */
+  #accountFeed(): AccountFeed | null {
+    if (this.feed) return this.feed;
+    const deps = this.host.deps.accountFeed;
+    if (!deps) {
+      this.error("VALIDATION_ERROR", "account events are not served on this connection");
+      return null;
+    }
+    const { options } = this.host;
+    const principal = this.principal!;
+    this.feed = new AccountFeed(
+      deps,
+      {
+        softBufferBytes: options.softBufferBytes,
+        hardBufferBytes: options.hardBufferBytes,
+        stallTimeoutMs: options.stallTimeoutMs,
+        ...DEFAULT_FEED_LIMITS,
+        ...deps.limits,
+      },
+      { accountId: principal.accountId, environment: principal.environment },
+      this.#feedConnection(),
+    );
+    return this.feed;
+  }
+
+  /**
+   * The socket as the account feed writes it. Unlike price updates, nothing here is dropped or cut
+   * at the hard bound: the feed decides, and closes with 4009 after what it already wrote.
+   */
+  #feedConnection(): FeedConnection {
+    const open = () => !this.closed && this.ws.readyState === WebSocket.OPEN;
+    return {
+      get closed() {
+        return !open();
+      },
+      buffered: () => this.socket.writableLength,
+      write: (frames) => {
+        if (open()) this.socket.write(frames);
+      },
+      control: (message) => {
+        if (open()) this.socket.write(textFrame(JSON.stringify(message)));
+      },
+      drained: () =>
+        new Promise<void>((resolve) => {
+          if (!open()) {
+            resolve();
+            return;
+          }
+          const done = () => {
+            this.socket.off("drain", done);
+            this.ws.off("close", done);
+            resolve();
+          };
+          this.socket.on("drain", done);
+          this.ws.on("close", done);
+        }),
+      close: (code, reason) => this.close(code, reason),
+    };
   }
 
   /** One request off the key's budget; false (and an error sent) when it is spent. */
@@ -211,6 +303,7 @@ export class Session {
     this.host.writer.control(this, {
       type: "authenticated",
       key_id: principal.keyId,
+      environment: principal.environment,
       limits: {
         connections: principal.connectionsAllowed,
         markets_per_subscription: principal.marketsPerSubscription,

@@ -49,8 +49,8 @@ describe("OpenAPI", () => {
         op.responses["4XX"]?.content?.["application/json"]?.schema?.properties?.error,
         `${method} ${p}`,
       ).toBeDefined();
-      if (p === "/v1/prices/stream") {
-        // The WebSocket: its success is the protocol switch (no JSON body); a plain GET is a 426.
+      if (p === "/v1/prices/stream" || p === "/v1/account/stream") {
+        // The WebSockets: their success is the protocol switch (no JSON body); a plain GET is a 426.
         expect(op.responses["426"], `${method} ${p}`).toBeDefined();
         continue;
       }

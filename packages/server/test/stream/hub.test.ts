@@ -73,6 +73,7 @@ class FakeWs extends EventEmitter {
 const principal: StreamPrincipal = {
   keyId: "key_1",
   accountId: "acc_1",
+  environment: "sandbox",
   connectionsAllowed: 10,
   marketsPerSubscription: 50,
   requestsPerMinute: 1_000,
@@ -308,6 +309,7 @@ describe("stream hub timers", () => {
       {
         type: "authenticated",
         key_id: "key_1",
+        environment: "sandbox",
         limits: { connections: 10, markets_per_subscription: 50 },
       },
     ]);
