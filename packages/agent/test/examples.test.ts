@@ -1,4 +1,7 @@
 import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,9 +20,9 @@ describe("examples run against crossbook demo", () => {
     await demo?.close();
   });
 
-  const start = (name: string) =>
+  const start = (name: string, ...args: string[]) =>
     // The source condition: in this repository `@crossbook/agent` resolves to src/, not a build.
-    run(process.execPath, ["--conditions=crossbook-source", "--import", "tsx", example(name), "4"], {
+    run(process.execPath, ["--conditions=crossbook-source", "--import", "tsx", example(name), "4", ...args], {
       env: { ...process.env, CROSSBOOK_URL: demo.url, CROSSBOOK_API_KEY: demo.sandboxKey },
       timeout: 60_000,
     });
@@ -35,6 +38,24 @@ describe("examples run against crossbook demo", () => {
     const { stdout } = await start("arbitrageur");
     expect(stdout).toMatch(/spread [\d.]+, edge/);
     expect(stdout).toMatch(/positions: \d+/);
+  }, 60_000);
+
+  it("fill-driven agent trades from its private stream alone, and resumes from its cursor file", async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), "crossbook-fill-driven-"));
+    try {
+      const cursorFile = path.join(folder, "cursor.json");
+      const first = (await start("fill-driven", cursorFile)).stdout;
+      expect(first).toMatch(/bid 5 @ [\d.]+ \(ord_/);
+      expect(first).toMatch(/filled buy 5 @ [\d.]+ \(event \d+, from the stream\)/);
+      expect(first).toMatch(/offer 5 @ [\d.]+/);
+      expect(first).toMatch(/stopped after \d+ round trip\(s\): cancelled \d+ resting order\(s\); cursor at \d+/);
+      // Started again: it replays what happened after its cursor (its own cancellations at exit).
+      const second = (await start("fill-driven", cursorFile)).stdout;
+      expect(second).toMatch(/caught up: [1-9]\d* event\(s\) replayed/);
+      expect(second).toMatch(/filled buy 5 @/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it("momentum trader follows the stream and exits", async () => {
