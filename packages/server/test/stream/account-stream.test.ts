@@ -99,6 +99,21 @@ describe.each(STORE_BACKENDS)("account stream on %s", (store) => {
     expect(events(again).map((m) => m["id"])).toEqual([api[3]!.id, live["id"]]);
   });
 
+  it("authenticates by a first auth message too, and says the key's environment", async () => {
+    const client = await StreamClient.connect(streamUrl(s.t));
+    clients.push(client);
+    client.send({ action: "resume", after: 0 });
+    expect(await client.next((m) => m.type === "error")).toMatchObject({ code: "UNAUTHORIZED" });
+    expect((await client.closedWith()).code).toBe(4001);
+    const browser = await StreamClient.connect(streamUrl(s.t));
+    clients.push(browser);
+    browser.send({ action: "auth", api_key: s.key });
+    expect(await browser.next((m) => m.type === "authenticated")).toMatchObject({ environment: "sandbox" });
+    browser.send({ action: "resume", after: 0 });
+    await browser.next((m) => m.type === "caught_up");
+    expect(events(browser).length).toBeGreaterThan(0);
+  });
+
   it("subscribe alone starts live from now, with only the types asked for", async () => {
     const client = await open();
     const head = (await allEvents(s.t, s.key)).at(-1)!;
