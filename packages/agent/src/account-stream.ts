@@ -13,6 +13,7 @@ import { EventEmitter } from "node:events";
 import WebSocket from "ws";
 import type { AccountEvent } from "./client.js";
 import type { CursorStore } from "./cursor-store.js";
+import { reconnectDelay } from "./reconnect.js";
 
 export interface AccountStreamOptions {
   /** The service's base URL (`http://…` or `ws://…`). */
@@ -430,10 +431,7 @@ export class AccountStream extends EventEmitter implements AsyncIterable<Account
   }
 
   #scheduleReconnect(limited: boolean): void {
-    const base = this.#options.reconnectDelayMs ?? 250;
-    const max = this.#options.maxReconnectDelayMs ?? 10_000;
-    const step = Math.min(max, base * 2 ** this.#attempt++) * (limited ? 4 : 1);
-    const delay = step / 2 + Math.random() * (step / 2);
+    const delay = reconnectDelay(this.#attempt++, this.#options, limited);
     this.#reconnectTimer = setTimeout(() => this.#connect(), delay);
   }
 

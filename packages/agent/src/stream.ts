@@ -6,6 +6,7 @@
  */
 import { EventEmitter } from "node:events";
 import WebSocket from "ws";
+import { reconnectDelay } from "./reconnect.js";
 
 /** A `price_update` message (spec 4.2, plus the connection's `seq`). */
 export interface PriceUpdate {
@@ -200,10 +201,7 @@ export class PriceStream extends EventEmitter implements AsyncIterable<PriceUpda
   }
 
   #scheduleReconnect(limited: boolean): void {
-    const base = this.#options.reconnectDelayMs ?? 250;
-    const max = this.#options.maxReconnectDelayMs ?? 10_000;
-    const step = Math.min(max, base * 2 ** this.#attempt++) * (limited ? 4 : 1);
-    const delay = step / 2 + Math.random() * (step / 2);
+    const delay = reconnectDelay(this.#attempt++, this.#options, limited);
     this.#reconnectTimer = setTimeout(() => this.#connect(), delay);
   }
 

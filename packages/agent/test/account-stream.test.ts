@@ -19,6 +19,7 @@ import {
   Crossbook,
   MemoryCursorStore,
 } from "../src/index";
+import { waitFor } from "./support/wait";
 
 interface StoredEvent {
   seq: number;
@@ -242,25 +243,6 @@ function open(server: ScriptedServer, options: Partial<AccountStreamOptions> = {
   });
   streams.push(stream);
   return stream;
-}
-
-/** The next `event` emitted by the stream that passes `test`. */
-function waitFor<T>(
-  stream: AccountStream,
-  event: string,
-  test: (value: T) => boolean = () => true,
-  ms = 5_000,
-) {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${event} within ${ms} ms`)), ms);
-    const listener = (value: T) => {
-      if (!test(value)) return;
-      clearTimeout(timer);
-      stream.off(event, listener);
-      resolve(value);
-    };
-    stream.on(event, listener);
-  });
 }
 
 async function until(condition: () => boolean, ms = 5_000): Promise<void> {

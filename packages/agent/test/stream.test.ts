@@ -3,24 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocketServer } from "ws";
 import { Crossbook, type GapInfo, PriceStream, type PriceUpdate } from "../src/index";
 import { type Demo, startDemo } from "./support/demo";
+import { waitFor as waitForEvent } from "./support/wait";
 
-function waitFor<T>(
-  stream: PriceStream,
-  event: string,
-  test: (value: T) => boolean = () => true,
-  ms = 15_000,
-) {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${event} within ${ms} ms`)), ms);
-    const listener = (value: T) => {
-      if (!test(value)) return;
-      clearTimeout(timer);
-      stream.off(event, listener);
-      resolve(value);
-    };
-    stream.on(event, listener);
-  });
-}
+const waitFor = <T>(stream: PriceStream, event: string, test?: (value: T) => boolean, ms = 15_000) =>
+  waitForEvent<T>(stream, event, test, ms);
 
 describe("PriceStream against a scripted server", () => {
   let server: WebSocketServer;

@@ -11,6 +11,7 @@ import type { AccountEventTail, TailedEvent, TailListener } from "../../src/even
 import type { AccountEventRow } from "../../src/events/repo";
 import { silentLogger } from "../../src/infra/log";
 import { AccountFeed, type AccountFeedLimits, type FeedConnection } from "../../src/stream/account-feed";
+import { framePayloads } from "./fake-connection";
 
 const owner: Owner = { accountId: "acc_1", environment: "sandbox" };
 
@@ -29,25 +30,9 @@ const tailed = (seq: number, type?: string): TailedEvent => {
   return { row: r, position: { tx: r.tx, seq: r.seq } };
 };
 
-/** Server frames (unmasked text) back to messages. */
-function decode(bytes: Buffer): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  let at = 0;
-  while (at < bytes.length) {
-    let length = bytes[at + 1]! & 0x7f;
-    let start = at + 2;
-    if (length === 126) {
-      length = bytes.readUInt16BE(at + 2);
-      start = at + 4;
-    } else if (length === 127) {
-      length = Number(bytes.readBigUInt64BE(at + 2));
-      start = at + 10;
-    }
-    out.push(JSON.parse(bytes.toString("utf8", start, start + length)));
-    at = start + length;
-  }
-  return out;
-}
+/** Server frames back to messages. */
+const decode = (bytes: Buffer) =>
+  framePayloads(bytes).map((text) => JSON.parse(text) as Record<string, unknown>);
 
 class FakeConnection implements FeedConnection {
   closed = false;
