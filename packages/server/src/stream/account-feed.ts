@@ -190,10 +190,16 @@ export class AccountFeed implements TailListener {
   }
 
   #listen(): Promise<void> {
-    this.#listening ??= this.deps.tail.listen(this.owner, this).then((stop) => {
-      if (this.#closed) stop();
-      else this.#unlisten = stop;
-    });
+    this.#listening ??= this.deps.tail.listen(this.owner, this).then(
+      (stop) => {
+        if (this.#closed) stop();
+        else this.#unlisten = stop;
+      },
+      (error: unknown) => {
+        this.#listening = null; // the next action tries again
+        throw error;
+      },
+    );
     return this.#listening;
   }
 
