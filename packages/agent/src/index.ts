@@ -46,6 +46,9 @@ export {
   type ExecutionStep,
   Executor,
   type ExecutorOptions,
+  ORDER_EVENT_TYPES,
+  OrderWatcher,
+  type OrderWatcherOptions,
   type PreTradeCheck,
   split,
 } from "./execution/index.js";

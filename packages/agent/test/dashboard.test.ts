@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +11,140 @@ import { type Demo, startDemo } from "./support/demo";
 
 const ARTIFACTS = fileURLToPath(new URL("../test-artifacts/", import.meta.url));
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+async function findMarket(client: Crossbook): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const { data } = await client.markets.list({ venue: "kalshi", status: "open", limit: 50 });
+    const m = data.find(
+      (x) => x.best_ask !== null && x.best_ask < 0.9 && x.best_bid !== null && x.best_bid > 0.1,
+    );
+    if (m) return m.id;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error("no open market with a book");
+}
+
+type PageState = {
+  account_stream?: string;
+  orders?: Array<{ id: string }>;
+  balance?: { available: number };
+};
+
+/**
+ * Follows the dashboard's event stream as the page does (over real HTTP, authenticated by the
+ * X-Dashboard-Token header) and keeps the `state` frames it pushes.
+ */
+function followPage(dashboard: Dashboard) {
+  const states: PageState[] = [];
+  const listeners = new Set<() => void>();
+  const url = new URL(dashboard.url);
+  const req = request(
+    {
+      host: url.hostname,
+      port: url.port,
+      path: "/api/events",
+      headers: { "x-dashboard-token": dashboard.token },
+    },
+    (res) => {
+      res.setEncoding("utf8");
+      let buffer = "";
+      res.on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
+          const frame = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(frame)?.[1];
+          const data = /^data: (.*)$/m.exec(frame)?.[1];
+          if (event === "state" && data) states.push(JSON.parse(data) as PageState);
+        }
+        for (const listener of listeners) listener();
+      });
+    },
+  );
+  req.on("error", () => {});
+  req.end();
+  return {
+    states,
+    /** The first state pushed from now on (or the latest one) that satisfies `test`. */
+    until(test: (state: PageState) => boolean, timeoutMs = 15_000): Promise<PageState> {
+      let seen = Math.max(0, states.length - 1);
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          for (; seen < states.length; seen++)
+            if (test(states[seen]!)) {
+              listeners.delete(check);
+              clearTimeout(timer);
+              resolve(states[seen]!);
+              return;
+            }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`no such state pushed within ${timeoutMs} ms`));
+        }, timeoutMs);
+        listeners.add(check);
+        check();
+      });
+    },
+    close: () => req.destroy(),
+  };
+}
+
+describe("the dashboard follows the account stream", () => {
+  let demo: Demo;
+  let client: Crossbook;
+  let marketId: string;
+
+  beforeAll(async () => {
+    demo = await startDemo({ tickMs: 100 });
+    client = new Crossbook({ apiKey: demo.sandboxKey, environment: "sandbox", baseUrl: demo.url });
+    marketId = await findMarket(client);
+  }, 90_000);
+  afterAll(async () => {
+    await demo?.close();
+  });
+
+  it("pushes an order's arrival, a cancel and a deposit to the page without waiting for a refresh", async () => {
+    // No periodic refresh within a minute, live or not: only the account stream can update the page.
+    const dashboard = await startDashboard({ client, port: 0, refreshMs: 60_000, safetyRefreshMs: 60_000 });
+    const page = followPage(dashboard);
+    let orderId: string | undefined;
+    try {
+      // Live once the stream is acknowledged and the page's data re-read after it.
+      await page.until((s) => s.account_stream === "live");
+      const order = await client.orders.place({ market_id: marketId, side: "buy", price: 0.02, amount: 5 });
+      orderId = order.id;
+      await page.until((s) => s.orders?.some((o) => o.id === order.id) === true);
+      await client.orders.cancel(order.id);
+      orderId = undefined;
+      await page.until((s) => s.orders?.some((o) => o.id === order.id) === false);
+      const before = (await client.balance()).available;
+      await client.sandbox.deposit(25);
+      await page.until((s) => (s.balance?.available ?? 0) >= before + 25 - 1e-9);
+    } finally {
+      page.close();
+      if (orderId) await client.orders.cancel(orderId).catch(() => {});
+      await dashboard.close();
+    }
+  }, 60_000);
+
+  it('with watch: "poll" it refreshes every refreshMs instead', async () => {
+    const dashboard = await startDashboard({ client, port: 0, watch: "poll", refreshMs: 200 });
+    const page = followPage(dashboard);
+    let orderId: string | undefined;
+    try {
+      expect((await page.until(() => true)).account_stream).toBe("off");
+      const order = await client.orders.place({ market_id: marketId, side: "buy", price: 0.02, amount: 5 });
+      orderId = order.id;
+      const seen = await page.until((s) => s.orders?.some((o) => o.id === order.id) === true);
+      expect(seen.account_stream).toBe("off");
+    } finally {
+      page.close();
+      if (orderId) await client.orders.cancel(orderId).catch(() => {});
+      await dashboard.close();
+    }
+  }, 30_000);
+});
 
 // Skipped where no Chromium is installed (the suite's global setup says so in one line; CI, with
 // CROSSBOOK_REQUIRE_SERVICES=1, fails instead).
@@ -42,7 +176,15 @@ describe.skipIf(!existsSync(CHROMIUM))("the dashboard in headless Chromium", () 
       max_slippage: 0.1,
     });
     orderId = (await client.orders.place({ market_id: marketId, side: "buy", price: 0.02, amount: 5 })).id;
-    dashboard = await startDashboard({ client, markets: [marketId], port: 0, refreshMs: 500 });
+    // Polled every 500 ms until the account stream is live; then only its events (and a safety
+    // refresh a minute later) update orders, fills and the balance.
+    dashboard = await startDashboard({
+      client,
+      markets: [marketId],
+      port: 0,
+      refreshMs: 500,
+      safetyRefreshMs: 60_000,
+    });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
@@ -89,6 +231,16 @@ describe.skipIf(!existsSync(CHROMIUM))("the dashboard in headless Chromium", () 
     await page.screenshot({ path: path.join(ARTIFACTS, "dashboard.png"), fullPage: true });
 
     expect(refused).toEqual([]);
+
+    // Orders follow the account stream: one placed and cancelled elsewhere comes and goes.
+    await expect.poll(() => page.textContent("[data-testid=feed]")).toBe("account: live");
+    const elsewhere = await client.orders.place({ market_id: marketId, side: "buy", price: 0.03, amount: 5 });
+    await page.waitForSelector(`[data-testid=order][data-order="${elsewhere.id}"]`, { timeout: 10_000 });
+    await client.orders.cancel(elsewhere.id);
+    await page.waitForSelector(`[data-testid=order][data-order="${elsewhere.id}"]`, {
+      state: "detached",
+      timeout: 10_000,
+    });
 
     // Cancel from the page: the row goes and the service says cancelled.
     await page.click(`[data-testid=order][data-order="${orderId}"] [data-testid=cancel]`);

@@ -48,7 +48,9 @@ describe("examples run against crossbook demo", () => {
       expect(first).toMatch(/bid 5 @ [\d.]+ \(ord_/);
       expect(first).toMatch(/filled buy 5 @ [\d.]+ \(event \d+, from the stream\)/);
       expect(first).toMatch(/offer 5 @ [\d.]+/);
-      expect(first).toMatch(/stopped after \d+ round trip\(s\): cancelled \d+ resting order\(s\); cursor at \d+/);
+      expect(first).toMatch(
+        /stopped after \d+ round trip\(s\): cancelled \d+ resting order\(s\); cursor at \d+/,
+      );
       // Started again: it replays what happened after its cursor (its own cancellations at exit).
       const second = (await start("fill-driven", cursorFile)).stdout;
       expect(second).toMatch(/caught up: [1-9]\d* event\(s\) replayed/);

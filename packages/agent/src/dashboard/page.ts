@@ -1,8 +1,9 @@
 /**
  * The dashboard page: one self-contained HTML document (inline CSS and script, no CDN), laid out
  * in cards that stack on a phone. It reads `/api/state` once, then follows `/api/events` (SSE):
- * `price` events move prices, charts and live PnL; `state` events redraw balance, positions,
- * orders, fills, alerts and risk. The server's Content-Security-Policy runs only the inline
+ * `price` events move prices, charts and live PnL; `state` events (sent when an account event
+ * arrives, and by the periodic safety refresh) redraw balance, positions, orders, fills, alerts and
+ * risk, and say whether the account stream is live (the header's "account" pill). The server's Content-Security-Policy runs only the inline
  * `<style>` and `<script>` carrying that response's nonce (no inline `style=` or `on…=` attributes),
  * and the page sends no token: the session cookie rides along on its same-origin requests.
  */
@@ -41,7 +42,7 @@ const DASHBOARD_HTML = `<!doctype html>
   svg.spark { width:120px; height:28px; vertical-align:middle; }
   .pill { display:inline-block; padding:1px 8px; border-radius:999px; border:1px solid var(--line); font-size:12px; }
   .ok { color:var(--up); border-color:var(--up); } .bad { color:var(--down); border-color:var(--down); }
-  #status { margin-left:auto; font-size:12px; }
+  #status { margin-left:auto; font-size:12px; } #feed { font-size:12px; }
   .empty { color:var(--dim); padding:6px 0; }
   @media (max-width: 500px) { main { padding:8px; gap:10px; } .market { max-width:120px; } th, td { padding:4px 3px; } }
 </style>
@@ -55,6 +56,7 @@ const DASHBOARD_HTML = `<!doctype html>
   <div class="kpi"><b id="pnl">–</b><span>unrealized PnL</span></div>
   <div class="kpi"><b id="env">–</b><span>environment</span></div>
   <span id="status" class="pill">connecting…</span>
+  <span id="feed" class="pill" data-testid="feed" title="how orders and fills reach this page">account: …</span>
 </header>
 <main>
   <section><h2>Positions</h2><div id="positions"></div></section>
@@ -120,6 +122,8 @@ const DASHBOARD_HTML = `<!doctype html>
       "<tr><td class=market>" + esc(o.market_id) + "</td><td>" + esc(o.side) + " " + esc(o.outcome) + "</td><td>" + o.filled_amount + '</td><td class="dim">' + esc((o.created_at || "").slice(11, 19)) + "</td></tr>"), ["market", "side", "filled", "time"], "no fills yet");
     $("alerts").innerHTML = table((state.alerts || []).map((a) =>
       "<tr><td class=market>" + esc(a.market_id) + "</td><td>" + esc(a.condition) + "</td><td>" + a.threshold + "</td><td>" + esc(a.status) + "</td></tr>"), ["market", "condition", "threshold", "status"], "no alerts");
+    const feed = { live: ["account: live", "pill ok"], connecting: ["account: connecting…", "pill"], down: ["account: polling (stream down)", "pill bad"], off: ["account: polling", "pill"] }[state.account_stream] || ["account: …", "pill"];
+    $("feed").textContent = feed[0]; $("feed").className = feed[1];
     const r = state.risk;
     $("risk").innerHTML = r == null ? '<div class="empty">no risk chain attached</div>' : "<pre>" + esc(JSON.stringify(r, null, 2)) + "</pre>";
     renderPositions(); renderPrices();

@@ -2,8 +2,11 @@
  * The local dashboard: a small HTTP server that holds the API key (the browser never sees it) and
  * serves one page plus its data: the account's balance, positions with live PnL, open orders (with
  * a cancel button), live prices and charts of watched markets, alerts, risk status and recent
- * fills. Prices reach the page over Server-Sent Events from a `PriceStream`; the rest is refreshed
- * every `refreshMs` and pushed the same way.
+ * fills. Prices reach the page over Server-Sent Events from a `PriceStream`. The account's data
+ * follows the private account stream (`AccountStream`): an order, position, transfer or alert event
+ * refreshes the parts it touches (an order event: open orders, fills, balance…) and the new state is
+ * pushed over the same Server-Sent Events. A full refresh still runs every `safetyRefreshMs` as a
+ * safety net, and every `refreshMs` while the account stream is not live (or with `watch: "poll"`).
  *
  * It can cancel orders with a trading key, so every request is checked, loopback or not:
  * - the Host header is one the dashboard answers to (loopback names with its port, the `host` it
@@ -21,7 +24,8 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Crossbook } from "../client.js";
+import type { AccountStream } from "../account-stream.js";
+import type { AccountEvent, Crossbook } from "../client.js";
 import { CrossbookApiError } from "../errors.js";
 import type { PriceStream, PriceUpdate } from "../stream.js";
 import { dashboardPage } from "./page.js";
@@ -46,8 +50,16 @@ export interface DashboardOptions {
    * port: `"name"` (with the dashboard's port) or `"name:port"` (e.g. behind a port mapping).
    */
   allowedHosts?: string[];
-  /** Data refresh period in ms (default 2,000). */
+  /**
+   * How the account's data (balance, positions, orders, fills, alerts) is kept fresh: `"stream"`
+   * (default) refreshes what an event on the account stream touches, as it arrives; `"poll"`
+   * refreshes everything every `refreshMs`. A client without `accountStream` always polls.
+   */
+  watch?: "stream" | "poll";
+  /** Full refresh period in ms while the account stream is not live, or with `watch: "poll"` (default 2,000). */
   refreshMs?: number;
+  /** Full refresh period in ms while the account stream is live: a safety net only (default 30,000). */
+  safetyRefreshMs?: number;
   /**
    * The access token, at least 16 of `A-Z a-z 0-9 - _ . ~` (default: 32 random bytes, base64url).
    */
@@ -74,6 +86,33 @@ interface History {
   points: Array<[number, number]>;
 }
 
+/** The parts of the account's data the page shows, each refreshed on its own. */
+type Part = "balance" | "positions" | "orders" | "fills" | "alerts";
+const ALL_PARTS: readonly Part[] = ["balance", "positions", "orders", "fills", "alerts"];
+
+/** What each account event touches. */
+const EVENT_PARTS: Record<string, readonly Part[]> = {
+  "order.created": ["orders", "balance"],
+  "order.filled": ["orders", "fills", "balance", "positions"],
+  "order.partially_filled": ["orders", "fills", "balance", "positions"],
+  "order.cancelled": ["orders", "fills", "balance"],
+  "position.opened": ["positions", "balance"],
+  "position.closed": ["positions", "balance"],
+  "position.resolved": ["positions", "balance"],
+  "deposit.completed": ["balance"],
+  "withdrawal.completed": ["balance"],
+  "price.alert": ["alerts"],
+};
+
+/** Events of one transaction (a fill's order and position events) arrive together: one refresh. */
+const COALESCE_MS = 20;
+
+/**
+ * Where the account's data comes from: `live` (account stream acknowledged and caught up),
+ * `connecting`, `down` (reconnecting, or refused), `off` (polling by choice or for want of a stream).
+ */
+type AccountFeed = "live" | "connecting" | "down" | "off";
+
 /**
  * Starts the dashboard.
  *
@@ -97,9 +136,15 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const clients = new Set<ServerResponse>();
   let state: Record<string, unknown> = { loading: true };
   let stream: PriceStream | undefined;
+  let accountStream: AccountStream | undefined;
+  let feed: AccountFeed = "off";
+  let closed = false;
+  const data: Partial<Record<Part, unknown>> = {};
+  let error: string | undefined;
 
-  const push = (event: string, data: unknown) => {
-    const frame = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  const push = (event: string, payload: unknown) => {
+    if (closed) return;
+    const frame = `event: ${event}\ndata: ${JSON.stringify(payload)}\n\n`;
     for (const res of clients) res.write(frame);
   };
 
@@ -121,32 +166,141 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     } else if (fresh.length > 0) stream.subscribe(fresh);
   };
 
-  const refresh = async () => {
+  const fetchers: Record<Part, () => Promise<unknown>> = {
+    balance: () => client.balance(),
+    positions: async () => (await client.positions.list({ status: "open", limit: 100 } as never)).data,
+    orders: async () => (await client.orders.list({ status: "open", limit: 100 })).data,
+    fills: async () =>
+      (await client.orders.list({ status: "all", limit: 20 })).data.filter((o) => o.filled_amount > 0),
+    alerts: async () => (await client.alerts.list().catch(() => ({ data: [] }))).data,
+  };
+
+  const buildState = (): Record<string, unknown> => ({
+    ...data,
+    risk: options.risk?.status() ?? null,
+    watched: [...watched],
+    account_stream: feed,
+    updated_at: new Date().toISOString(),
+    ...(error !== undefined ? { error } : {}),
+  });
+  const pushState = () => {
+    state = buildState();
+    push("state", state);
+  };
+
+  /** Fetches some parts and pushes the new state; on failure the last data stays, with `error`. */
+  const load = async (parts: Part[]) => {
     try {
-      const [balance, positions, orders, alerts] = await Promise.all([
-        client.balance(),
-        client.positions.list({ status: "open", limit: 100 } as never),
-        client.orders.list({ status: "open", limit: 100 }),
-        client.alerts.list().catch(() => ({ data: [] })),
-      ]);
-      const recent = await client.orders.list({ status: "all", limit: 20 });
-      const fills = recent.data.filter((o) => o.filled_amount > 0);
-      follow([...positions.data.map((p) => p.market_id), ...orders.data.map((o) => o.market_id)]);
-      state = {
-        balance,
-        positions: positions.data,
-        orders: orders.data,
-        fills,
-        alerts: alerts.data,
-        risk: options.risk?.status() ?? null,
-        watched: [...watched],
-        updated_at: new Date().toISOString(),
-      };
-      push("state", state);
-    } catch (error) {
-      state = { ...state, error: error instanceof Error ? error.message : String(error) };
-      push("state", state);
+      const values = await Promise.all(parts.map((part) => fetchers[part]()));
+      parts.forEach((part, i) => {
+        data[part] = values[i];
+      });
+      error = undefined;
+      const markets = [
+        ...((data.positions as Array<{ market_id: string }> | undefined) ?? []),
+        ...((data.orders as Array<{ market_id: string }> | undefined) ?? []),
+      ].map((x) => x.market_id);
+      if (!closed) follow(markets);
+    } catch (failure) {
+      error = failure instanceof Error ? failure.message : String(failure);
     }
+    pushState();
+  };
+
+  // Refreshes never overlap: parts asked for while one runs are fetched right after it, together.
+  const pending = new Set<Part>();
+  let waiting: Array<() => void> = [];
+  let running = false;
+  let startTimer: NodeJS.Timeout | undefined;
+  const run = async () => {
+    startTimer = undefined;
+    running = true;
+    while (pending.size > 0 && !closed) {
+      const parts = [...pending];
+      pending.clear();
+      const done = waiting;
+      waiting = [];
+      await load(parts);
+      for (const resolve of done) resolve();
+    }
+    running = false;
+    for (const resolve of waiting.splice(0)) resolve();
+  };
+  /** Refreshes these parts (after `delay` ms, so that a burst of events makes one refresh). */
+  const refresh = (parts: readonly Part[] = ALL_PARTS, delay = 0): Promise<void> =>
+    new Promise((resolve) => {
+      if (closed) return resolve();
+      for (const part of parts) pending.add(part);
+      waiting.push(resolve);
+      if (!running && !startTimer) startTimer = setTimeout(() => void run(), delay);
+    });
+
+  // The safety net: a full refresh every safetyRefreshMs while the account stream is live, else
+  // every refreshMs.
+  let safetyTimer: NodeJS.Timeout | undefined;
+  const scheduleSafety = () => {
+    clearTimeout(safetyTimer);
+    if (closed) return;
+    const every = feed === "live" ? (options.safetyRefreshMs ?? 30_000) : (options.refreshMs ?? 2_000);
+    safetyTimer = setTimeout(() => {
+      void refresh();
+      scheduleSafety();
+    }, every);
+    safetyTimer.unref?.();
+  };
+  const setFeed = (next: AccountFeed) => {
+    if (feed === next) return;
+    feed = next;
+    scheduleSafety();
+    pushState();
+  };
+
+  // The risk chain's status is local and cheap: re-read it every refreshMs, pushed when it changed.
+  let riskTimer: NodeJS.Timeout | undefined;
+  if (options.risk) {
+    let lastRisk = JSON.stringify(options.risk.status() ?? null);
+    riskTimer = setInterval(() => {
+      const now = JSON.stringify(options.risk?.status() ?? null);
+      if (now !== lastRisk) {
+        lastRisk = now;
+        pushState();
+      }
+    }, options.refreshMs ?? 2_000);
+    riskTimer.unref?.();
+  }
+
+  /** Opens the account stream: each event refreshes what it touches. */
+  const followAccount = () => {
+    const source = client as Partial<Crossbook>;
+    if (options.watch === "poll" || typeof source.accountStream !== "function") return;
+    let opened: AccountStream;
+    try {
+      opened = client.accountStream({ types: Object.keys(EVENT_PARTS) });
+    } catch {
+      return;
+    }
+    accountStream = opened;
+    feed = "connecting";
+    let acknowledged = false;
+    opened.on("event", (event: AccountEvent) => {
+      const parts = EVENT_PARTS[event.type];
+      if (parts) void refresh(parts, COALESCE_MS);
+    });
+    opened.on("subscribed", () => {
+      if (acknowledged) return;
+      acknowledged = true;
+      // Started from now: what happened before the subscription was not seen. Live once re-read.
+      void refresh().then(() => setFeed("live"));
+    });
+    opened.on("resumed", () => {
+      acknowledged = true;
+      // A resume replays what was missed while down: nothing to re-read.
+      setFeed("live");
+    });
+    opened.on("expired", () => void refresh()); // events in between are gone: re-read everything
+    opened.on("close", () => {
+      if (!closed) setFeed("down");
+    });
   };
 
   /** Constant time whatever the given value's length: both sides are hashed first. */
@@ -226,7 +380,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
         const id = decodeURIComponent(url.pathname.split("/")[3]!);
         const cancelled = await client.orders.cancel(id);
         json(res, 200, cancelled);
-        void refresh();
+        void refresh(["orders", "fills", "balance"]);
       } else if (req.method === "POST" && url.pathname === "/api/watch") {
         const id = url.searchParams.get("market_id");
         if (!id) return json(res, 400, { error: "market_id is required" });
@@ -242,16 +396,31 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   const server = createServer((req, res) => void handle(req, res));
 
   if (watched.size > 0) follow([...watched]);
-  await refresh();
-  const timer = setInterval(() => void refresh(), options.refreshMs ?? 2_000);
-  timer.unref?.();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port ?? 4000, host, () => {
-      server.off("error", reject);
-      resolve();
+  /** Stops the streams and timers (the HTTP server is closed by the caller). */
+  const stop = () => {
+    closed = true;
+    clearTimeout(safetyTimer);
+    clearTimeout(startTimer);
+    clearInterval(riskTimer);
+    for (const resolve of waiting.splice(0)) resolve();
+    accountStream?.close();
+    stream?.close();
+  };
+  followAccount();
+  try {
+    await refresh();
+    scheduleSafety();
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 4000, host, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (failure) {
+    stop(); // e.g. the port is taken: leave no stream or timer behind
+    throw failure;
+  }
   const { port } = server.address() as AddressInfo;
   // Cookies are not told apart by port: one name per port keeps two dashboards from clashing.
   cookieName = `crossbook_dashboard_${port}`;
@@ -265,8 +434,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     token,
     server,
     async close() {
-      clearInterval(timer);
-      stream?.close();
+      stop();
       for (const res of clients) res.end();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -3,11 +3,18 @@
  * says what it did, order by order (placed, filled, cancelled, rejected), so a bot's log explains
  * every fill. All of them go through `Executor.submit`, where an optional pre-trade check (the risk
  * chain) can refuse an order before it is sent.
+ *
+ * Helpers that wait for a resting order to fill (`iceberg`, `chase`) follow its fills on the private
+ * account stream (`OrderWatcher`): the order is re-read when an event for it arrives, and otherwise
+ * only every `safetyPollMs`; while the stream is down, or with `watch: "poll"`, every `pollMs`.
  */
 import { randomUUID } from "node:crypto";
 import type { Crossbook } from "../client.js";
 import { CrossbookApiError } from "../errors.js";
 import type { Order, OrderOutcome, OrderRequest, OrderSide } from "../order-types.js";
+import { OrderWatcher } from "./order-watcher.js";
+
+export { ORDER_EVENT_TYPES, OrderWatcher, type OrderWatcherOptions } from "./order-watcher.js";
 
 export type Side = OrderSide;
 export type Outcome = OrderOutcome;
@@ -49,23 +56,53 @@ export type PreTradeCheck = (
 export interface ExecutorOptions {
   /** Runs before every order (e.g. `(o) => riskChain.check(o)`); a refusal is a `rejected` step. */
   check?: PreTradeCheck;
-  /** How often working orders are polled (default 500 ms). */
+  /**
+   * How working orders learn of their fills: `"stream"` (default) from the private account stream
+   * (`/v1/account/stream`, opened when a helper first waits for a fill), re-reading an order when an
+   * event for it arrives; `"poll"` re-reads every `pollMs`, as before the stream existed. A client
+   * without `accountStream` (a test double) always polls.
+   */
+  watch?: "stream" | "poll";
+  /**
+   * How often working orders are re-read when polling (default 500 ms): with `watch: "poll"`, and
+   * while the account stream is not connected. `chase` also re-checks the book this often.
+   */
   pollMs?: number;
+  /**
+   * With the stream connected, a working order is still re-read this often even when no event came
+   * (a safety net; default 5,000 ms).
+   */
+  safetyPollMs?: number;
+  /**
+   * The account stream is closed this long after the last helper waiting for fills returned
+   * (default 5,000 ms; it reopens when needed). `close()` closes it at once.
+   */
+  streamIdleMs?: number;
+  /** How `twap` waits between slices and `watch: "poll"` between polls (stream waits use their own timers). */
   sleep?: (ms: number) => Promise<void>;
   now?: () => Date;
 }
 
 /**
- * Places and works orders for an agent.
+ * Places and works orders for an agent. `iceberg` and `chase` follow their orders' fills on the
+ * account stream; a long-lived agent calls `close()` when done (or `await using exec = …`), which
+ * closes that stream at once instead of `streamIdleMs` later.
  *
  * @example
  * const exec = new Executor(client, { check: (o) => risk.check(o) });
- * const report = await exec.twap({ market_id: id, side: "buy", amount: 100, slices: 5, intervalMs: 60_000, maxSlippage: 0.02 });
- * for (const step of report.steps) console.log(step.action, step.order_id, step.filled_amount);
+ * try {
+ *   const report = await exec.twap({ market_id: id, side: "buy", amount: 100, slices: 5, intervalMs: 60_000, maxSlippage: 0.02 });
+ *   for (const step of report.steps) console.log(step.action, step.order_id, step.filled_amount);
+ * } finally {
+ *   exec.close();
+ * }
  */
 export class Executor {
   readonly #sleep: (ms: number) => Promise<void>;
   readonly #now: () => Date;
+  /** Opened on the first wait for a fill; null: this executor polls (`watch: "poll"`, no `accountStream`). */
+  #watcher: OrderWatcher | null | undefined;
+  #closed = false;
 
   constructor(
     readonly client: Crossbook,
@@ -77,6 +114,45 @@ export class Executor {
 
   #step(step: Omit<ExecutionStep, "at">): ExecutionStep {
     return { at: this.#now().toISOString(), ...step };
+  }
+
+  /**
+   * Closes the account stream the helpers follow fills on (if one is open). Later helpers poll
+   * every `pollMs`; a helper still running goes on by polling.
+   */
+  close(): void {
+    this.#closed = true;
+    this.#watcher?.close();
+  }
+
+  /** `await using exec = new Executor(client)`: closed when the scope ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.close();
+  }
+
+  /** The order watcher, or undefined when this executor polls. */
+  #watching(): OrderWatcher | undefined {
+    if (this.#closed || this.options.watch === "poll") return undefined;
+    if (this.#watcher === undefined) {
+      const client = this.client as Partial<Crossbook>;
+      this.#watcher =
+        typeof client.accountStream === "function"
+          ? new OrderWatcher({
+              open: (o) => this.client.accountStream(o),
+              idleCloseMs: this.options.streamIdleMs ?? 5_000,
+            })
+          : null;
+    }
+    return this.#watcher ?? undefined;
+  }
+
+  get #pollMs(): number {
+    return this.options.pollMs ?? 500;
+  }
+
+  /** How long to wait for news before re-reading anyway: long while events arrive live, else a poll. */
+  #quietMs(watcher: OrderWatcher): number {
+    return watcher.live ? (this.options.safetyPollMs ?? 5_000) : this.#pollMs;
   }
 
   /**
@@ -207,29 +283,39 @@ export class Executor {
     const orders: Order[] = [];
     const deadline = this.#now().getTime() + (o.timeoutMs ?? 600_000);
     let remaining = o.amount;
-    while (remaining > 1e-9) {
-      const { order, step } = await this.submit({
-        market_id: o.market_id,
-        side: o.side,
-        outcome: o.outcome ?? "yes",
-        type: "limit",
-        price: o.price,
-        amount: Math.min(o.visible, remaining),
-        time_in_force: "GTC",
-      });
-      steps.push(step);
-      if (!order) break;
-      const final = await this.#work(order, deadline, steps);
-      orders.push(final);
-      remaining -= final.filled_amount;
-      if (final.filled_amount < final.amount) break; // timed out or cancelled elsewhere
+    const watcher = this.#watching();
+    const release = watcher?.hold();
+    try {
+      while (remaining > 1e-9) {
+        // Taken before placing: an event for the slice that arrives before its first wait counts.
+        const since = watcher?.checkpoint() ?? 0;
+        const { order, step } = await this.submit({
+          market_id: o.market_id,
+          side: o.side,
+          outcome: o.outcome ?? "yes",
+          type: "limit",
+          price: o.price,
+          amount: Math.min(o.visible, remaining),
+          time_in_force: "GTC",
+        });
+        steps.push(step);
+        if (!order) break;
+        const final = await this.#work(order, deadline, steps, since);
+        orders.push(final);
+        remaining -= final.filled_amount;
+        if (final.filled_amount < final.amount) break; // timed out or cancelled elsewhere
+      }
+    } finally {
+      release?.();
     }
     return report("iceberg", steps, orders, o.amount);
   }
 
   /**
    * Chase: keeps a limit at the best bid (buy) or best ask (sell), never past `priceCap`, replacing
-   * it when the best price moves, until filled or `timeoutMs` (default 5 min).
+   * it when the best price moves, until filled or `timeoutMs` (default 5 min). The book is re-checked
+   * every `pollMs`; the working order is re-read when the account stream reports an event for it
+   * (else every `safetyPollMs`; every `pollMs` when polling).
    * @example await exec.chase({ market_id: id, side: "buy", amount: 50, priceCap: 0.55 });
    */
   async chase(o: {
@@ -244,44 +330,62 @@ export class Executor {
     const deadline = this.#now().getTime() + (o.timeoutMs ?? 300_000);
     let remaining = o.amount;
     let working: Order | undefined;
-    while (remaining > 1e-9 && this.#now().getTime() < deadline) {
-      const quote = (await this.client.prices.get([o.market_id]))[o.market_id];
-      const best = o.side === "buy" ? quote?.best_bid : quote?.best_ask;
-      const target =
-        best == null ? null : o.side === "buy" ? Math.min(best, o.priceCap) : Math.max(best, o.priceCap);
-      if (working && (target === null || Math.abs(working.price - target) > 1e-9)) {
-        const final = await this.#cancel(working, steps);
-        orders.push(final);
-        remaining -= final.filled_amount;
-        working = undefined;
-      }
-      if (!working && target !== null && remaining > 1e-9) {
-        const { order, step } = await this.submit({
-          market_id: o.market_id,
-          side: o.side,
-          type: "limit",
-          price: target,
-          amount: round2(remaining),
-          time_in_force: "GTC",
-        });
-        steps.push(step);
-        if (!order) break;
-        working = order;
-      }
-      await this.#sleep(this.options.pollMs ?? 500);
-      if (working) {
-        working = await this.client.orders.get(working.id);
-        if (working.status === "filled") {
-          steps.push(this.#step(fillStep(working)));
-          orders.push(working);
-          remaining -= working.filled_amount;
+    const watcher = this.#watching();
+    const release = watcher?.hold();
+    /** The working order's checkpoint (see OrderWatcher) and when it was last read. */
+    let since = 0;
+    let readAt = 0;
+    try {
+      while (remaining > 1e-9 && this.#now().getTime() < deadline) {
+        const quote = (await this.client.prices.get([o.market_id]))[o.market_id];
+        const best = o.side === "buy" ? quote?.best_bid : quote?.best_ask;
+        const target =
+          best == null ? null : o.side === "buy" ? Math.min(best, o.priceCap) : Math.max(best, o.priceCap);
+        if (working && (target === null || Math.abs(working.price - target) > 1e-9)) {
+          const final = await this.#cancel(working, steps);
+          orders.push(final);
+          remaining -= final.filled_amount;
           working = undefined;
         }
+        if (!working && target !== null && remaining > 1e-9) {
+          since = watcher?.checkpoint() ?? 0;
+          const { order, step } = await this.submit({
+            market_id: o.market_id,
+            side: o.side,
+            type: "limit",
+            price: target,
+            amount: round2(remaining),
+            time_in_force: "GTC",
+          });
+          steps.push(step);
+          if (!order) break;
+          working = order;
+          readAt = Date.now();
+        }
+        // Wake for the next look at the book in `pollMs`, or sooner when the working order changed.
+        let reread = true;
+        if (watcher && working) {
+          const news = await watcher.changed(working.id, this.#pollMs, since);
+          reread = news || !watcher.live || Date.now() - readAt >= this.#quietMs(watcher);
+        } else await this.#sleep(this.#pollMs);
+        if (working && reread) {
+          working = await this.client.orders.get(working.id);
+          readAt = Date.now();
+          if (working.status === "filled") {
+            steps.push(this.#step(fillStep(working)));
+            orders.push(working);
+            remaining -= working.filled_amount;
+            watcher?.forget(working.id);
+            working = undefined;
+          }
+        }
       }
-    }
-    if (working) {
-      const final = await this.#cancel(working, steps);
-      orders.push(final);
+      if (working) {
+        const final = await this.#cancel(working, steps);
+        orders.push(final);
+      }
+    } finally {
+      release?.();
     }
     return report("chase", steps, orders, o.amount);
   }
@@ -391,14 +495,26 @@ export class Executor {
     return { ...report("arbitrage", steps, orders, size), filled: a.order.filled_amount };
   }
 
-  /** Polls a resting order until filled, cancelled, or the deadline (then cancels it). */
-  async #work(order: Order, deadline: number, steps: ExecutionStep[]): Promise<Order> {
+  /**
+   * Works a resting order until filled, cancelled, or the deadline (then cancels it): re-reads it
+   * when the account stream reports news for it (at the latest every `safetyPollMs`, or `pollMs`
+   * while the stream is down), or every `pollMs` when polling. `since`: the watcher's checkpoint
+   * taken before the order was placed.
+   */
+  async #work(order: Order, deadline: number, steps: ExecutionStep[], since = 0): Promise<Order> {
     let current = order;
+    const watcher = this.#watching();
     while (current.status === "open" || current.status === "pending") {
-      if (this.#now().getTime() >= deadline) return this.#cancel(current, steps);
-      await this.#sleep(this.options.pollMs ?? 500);
+      const left = deadline - this.#now().getTime();
+      if (left <= 0) {
+        watcher?.forget(current.id);
+        return this.#cancel(current, steps);
+      }
+      if (watcher) await watcher.changed(current.id, Math.min(left, this.#quietMs(watcher)), since);
+      else await this.#sleep(this.#pollMs);
       current = await this.client.orders.get(current.id);
     }
+    watcher?.forget(current.id);
     steps.push(
       this.#step(
         current.status === "filled" ? fillStep(current) : { ...fillStep(current), action: "cancelled" },
