@@ -5,3 +5,9 @@
 export function loaderArgs(script: string): string[] {
   return script.endsWith(".ts") ? ["--import", "tsx"] : [];
 }
+
+/** The bench's numeric argument `--name <value>`, or `fallback` (a forked child gets the same arguments). */
+export function arg(name: string, fallback: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+}

@@ -7,7 +7,10 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import autocannon from "autocannon";
-import { loaderArgs } from "./child";
+import { arg, loaderArgs } from "./child";
+
+/** Re-exported for the benches that take their arguments from here. */
+export { arg };
 
 export interface Ready {
   url: string;
@@ -16,11 +19,6 @@ export interface Ready {
   body: string;
   /** POST benches: the request bodies sent in turn (the bare server echoes them). */
   requestBodies?: string[];
-}
-
-export function arg(name: string, fallback: number): number {
-  const index = process.argv.indexOf(`--${name}`);
-  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
 }
 
 /** In a child: print where the server is, for the parent to read. */
