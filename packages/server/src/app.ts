@@ -515,6 +515,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   const accountTail = new AccountEventTail(runtime.store.db, runtime.store.dialect, app.log, {
     pollMs: config.accountStreamPollMs,
   });
+  const stopHints = services.outbox.onAccountEvent(() => accountTail.hint());
   const stream = await attachStream(app, {
     config,
     clock: runtime.clock,
@@ -530,6 +531,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   // Before the HTTP server closes: it would otherwise wait for every open stream connection.
   app.addHook("preClose", async () => {
     await stream.close();
+    stopHints();
     accountTail.close();
   });
   await app.register(alertRoutes, { alerts: services.alerts });

@@ -6,7 +6,9 @@
  * outbox's order (outbox.ts: on PostgreSQL only transactions older than every running one are read,
  * so a late commit is never passed over).
  *
- * It reads only while someone listens, every `pollMs` (at once again after a full batch). A
+ * It reads only while someone listens, every `pollMs` (at once again after a full batch), and soon
+ * after `hint()` (an account event was written on this instance: the outbox says so), so events
+ * recorded here reach this instance's streams in about a millisecond, others' within a poll. A
  * listener's `listen` resolves once the reader has its place: everything committed before it is
  * behind that place (a replay from the store covers it), everything after is handed to the listener.
  */
@@ -39,6 +41,13 @@ export interface LiveTailOptions {
 
 export const DEFAULT_LIVE_TAIL_OPTIONS: LiveTailOptions = { pollMs: 10, batch: 1_000 };
 
+/**
+ * How long after a hint (an account event written on this instance) the tail reads: long enough for
+ * the recording transaction to have committed in the usual case, and at most one read per this long
+ * however many events are written. A read that comes too early finds nothing; the poll catches up.
+ */
+const HINT_DELAY_MS = 1;
+
 const ownerKey = (accountId: string, environment: string) => `${accountId}\u0000${environment}`;
 
 export class AccountEventTail {
@@ -50,7 +59,11 @@ export class AccountEventTail {
   /** The start under way (the first listener waits for it). */
   #starting: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** When the pending timer fires (performance.now()), to tell whether a hint should bring it forward. */
+  #due = 0;
   #reading = false;
+  /** A hint came while a read was under way: read again soon after it. */
+  #hinted = false;
   #closed = false;
   /** Events handed on since start (for stats). */
   delivered = 0;
@@ -128,6 +141,20 @@ export class AccountEventTail {
     this.#cursor = null;
   }
 
+  /** An account event was just written on this instance: read soon rather than at the next poll. */
+  hint(): void {
+    if (!this.#cursor || this.#closed) return;
+    if (this.#reading) {
+      this.#hinted = true;
+      return;
+    }
+    if (this.#timer && this.#due - performance.now() > HINT_DELAY_MS) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    this.#schedule(HINT_DELAY_MS);
+  }
+
   #schedule(ms: number): void {
     if (this.#timer || this.#closed) return;
     const timer = setTimeout(() => {
@@ -136,12 +163,14 @@ export class AccountEventTail {
     }, ms);
     timer.unref();
     this.#timer = timer;
+    this.#due = performance.now() + ms;
   }
 
   async #read(): Promise<void> {
     const cursor = this.#cursor;
     if (!cursor || this.#reading) return;
     this.#reading = true;
+    this.#hinted = false;
     let full = false;
     try {
       const rows = await repo.allAccountEventsAfter(this.db, this.dialect, cursor, this.#options.batch);
@@ -158,7 +187,7 @@ export class AccountEventTail {
     } finally {
       this.#reading = false;
     }
-    if (this.#cursor) this.#schedule(full ? 0 : this.#options.pollMs);
+    if (this.#cursor) this.#schedule(full ? 0 : this.#hinted ? HINT_DELAY_MS : this.#options.pollMs);
   }
 
   #handOn(rows: readonly repo.AccountEventRow[]): void {

@@ -59,10 +59,27 @@ export interface RecordInput<T extends EventType> {
 }
 
 export class Outbox {
+  readonly #recorded = new Set<() => void>();
+
   constructor(
     private readonly dialect: Dialect,
     private readonly clock: Clock,
   ) {}
+
+  /**
+   * Calls `listener` when an account event was just written here (in a transaction that has not
+   * committed yet): a hint for this instance's readers to look soon, never a delivery. Returns the
+   * function that stops it.
+   */
+  onAccountEvent(listener: () => void): () => void {
+    this.#recorded.add(listener);
+    return () => this.#recorded.delete(listener);
+  }
+
+  #hint(inputs: ReadonlyArray<RecordInput<EventType>>): void {
+    if (this.#recorded.size === 0 || !inputs.some((input) => input.accountId !== null)) return;
+    for (const listener of this.#recorded) listener();
+  }
 
   /** Writes the event in `trx`. Throws if the payload does not match its declared schema. */
   async record<T extends EventType>(
@@ -73,6 +90,7 @@ export class Outbox {
     const id = this.#bind(input, parameters);
     const row = await repo.insertEvent(trx, parameters);
     if (!row) throw new Error("insert into events returned no row");
+    this.#hint([input]);
     return { id, seq: Number(row.seq) };
   }
 
@@ -90,6 +108,7 @@ export class Outbox {
       chunks.push(parameters);
     }
     for (const parameters of chunks) await repo.insertEvents(trx, parameters);
+    this.#hint(inputs);
     return ids;
   }
 
