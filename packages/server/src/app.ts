@@ -18,6 +18,8 @@ import { ApiKeysService } from "./apikeys/service";
 import { KeyUsage } from "./apikeys/usage";
 import { catalogRoutes } from "./catalog/routes";
 import { CatalogService } from "./catalog/service";
+import { type ClusterJob, ClusterJobs } from "./cluster/jobs";
+import { LocalLeases, StoreLeases } from "./cluster/leases";
 import { CONSOLE_PAGES } from "./console/pages";
 import { consolePlugin } from "./console/plugin";
 import { credentialRoutes } from "./credentials/routes";
@@ -97,6 +99,8 @@ export interface Services {
   matching: MatchingService;
   /** Price comparison and arbitrage of one cross-venue event (`GET /v1/prices/compare`). */
   compare: CompareService;
+  /** The background jobs that run once per cluster, on the instance holding each one's lease. */
+  clusterJobs: ClusterJobs;
 }
 
 export interface BuiltApp {
@@ -266,6 +270,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   const compare = new CompareService(runtime.store.db, prices, matching, log, {
     minContracts: runtime.config.arbitrageMinContracts,
   });
+  // Leases in PostgreSQL when instances share it; the embedded store's one process runs every job.
+  const clusterJobs = new ClusterJobs(
+    runtime.store.dialect === "postgres" ? new StoreLeases(runtime.store.db) : new LocalLeases(),
+    { instanceId: runtime.config.instanceId, leaseMs: runtime.config.jobLeaseSeconds * 1000, log },
+  );
   return {
     accounts,
     apiKeys,
@@ -290,6 +299,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     accountEvents,
     matching,
     compare,
+    clusterJobs,
   };
 }
 
@@ -323,6 +333,7 @@ function every(name: string, ms: number, work: () => Promise<unknown>, log: Logg
 
 /** Everything that starts and stops with the app, in start order. */
 export function lifecycleJobs(services: Services, config: Runtime["config"], log: Logger): LifecycleJob[] {
+  addClusterJobs(services, log);
   return [
     { name: "api keys", prepare: () => services.apiKeys.start(), stop: () => services.apiKeys.stop() },
     {
@@ -349,27 +360,59 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
       start: () => services.webhookDispatcher.start(),
       stop: () => services.webhookDispatcher.stop(),
     },
-    {
-      name: "live fill poller",
-      start: () => services.venueRouter.start(),
-      stop: () => services.venueRouter.stop(),
-    },
     // Resting sandbox orders are back on their simulated books before the app serves.
     {
       name: "sandbox exchange",
       prepare: () => services.exchange.start(),
       stop: () => services.exchange.stop(),
     },
-    // Expired sessions are useless; swept hourly so the table stays small.
-    every("session sweep", 3_600_000, () => services.accounts.deleteExpiredSessions(), log),
     every("key usage flush", 15_000, () => services.apiKeys.flushUsage(), log),
     // Request counts per key and minute: written every 5 s, and once more after the last request.
     { name: "request counts", stop: () => services.keyUsage.flush() },
     every("request count flush", 5_000, () => services.keyUsage.flush(), log),
     every("sandbox order expiry", 1_000, () => services.orders.expireDue(), log),
-    // Events older than EVENT_RETENTION_DAYS, once every outbox consumer has read them.
-    every("event pruning", 3_600_000, () => services.accountEvents.prune(), log),
+    // Jobs that run once per cluster (on the instance holding each one's lease; all of them here on
+    // the embedded store); stopped first, so another instance may take them over at once.
+    {
+      name: "cluster jobs",
+      start: () => void services.clusterJobs.start(),
+      stop: () => services.clusterJobs.stop(),
+    },
   ];
+}
+
+/** The cluster-wide jobs (cluster/jobs.ts), added once per app. */
+function addClusterJobs(services: Services, log: Logger): void {
+  const jobs = services.clusterJobs;
+  // Polls the venues for the fills of open live orders: once per cluster, not once per instance.
+  jobs.add({
+    name: "live fill poller",
+    start: () => services.venueRouter.start(),
+    stop: () => services.venueRouter.stop(),
+  });
+  // Expired sessions are useless; swept hourly so the table stays small.
+  jobs.add(periodic("session sweep", 3_600_000, () => services.accounts.deleteExpiredSessions(), log));
+  // Events older than EVENT_RETENTION_DAYS, once every outbox consumer has read them.
+  jobs.add(periodic("event pruning", 3_600_000, () => services.accountEvents.prune(), log));
+}
+
+/** A cluster job that runs `work` every `ms` while this instance holds it (and waits for a run on stop). */
+function periodic(name: string, ms: number, work: () => Promise<unknown>, log: Logger): ClusterJob {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> = Promise.resolve();
+  return {
+    name,
+    start: () => {
+      timer = setInterval(() => {
+        running = work().catch((error) => log.warn({ err: error }, `${name} failed`));
+      }, ms);
+      timer.unref();
+    },
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 export interface BuildOptions {
@@ -479,6 +522,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   const metrics = createMetrics({
     checkpoints: () => runtime.store.checkpointStats(),
     positionMismatches: () => services.holdings.mismatchCount,
+    jobs: services.clusterJobs,
   });
   await app.register(metricsPlugin, { metrics });
 
@@ -489,6 +533,7 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   await app.register(opsRoutes, {
     metrics,
     probes,
+    cluster: services.clusterJobs,
     metricsToken: config.metricsToken,
     // With METRICS_LISTEN, `serve` puts /metrics on that address instead (ops/metrics-server.ts).
     serveMetrics: config.metricsListen === undefined,

@@ -3,7 +3,9 @@
  * process with a message naming the variable, what it holds and what is expected. Every default
  * serves the embedded single-machine mode (SQLite, in-process bus, in-memory rate limiter).
  */
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { parseTrustProxy, type TrustProxy } from "./http/client-address";
 
@@ -50,6 +52,10 @@ export interface Config {
   streamFlushIntervalMs: number;
   /** How often each instance reads new account events for its account streams (ms). */
   accountStreamPollMs: number;
+  /** This instance's name in job leases, logs and /readyz (INSTANCE_ID; default host-pid-random). */
+  instanceId: string;
+  /** How long a cluster job's lease lasts unrenewed: the longest a dead holder's job waits (s). */
+  jobLeaseSeconds: number;
   /** Stream connections opened without a key and waiting for their `auth` message, per client address. */
   streamUnauthenticatedPerAddress: number;
   /** Stream connections waiting for their `auth` message, over all addresses (per instance). */
@@ -103,6 +109,22 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** INSTANCE_ID as given (letters, digits, `.`, `_`, `-`; up to 64), or host-pid-random. */
+function instanceId(given: string, problems: string[]): string {
+  if (/^[A-Za-z0-9._-]{1,64}$/.test(given)) return given;
+  if (given !== "") {
+    problems.push(
+      `INSTANCE_ID=${JSON.stringify(given)} is not valid: expected 1 to 64 letters, digits, dots, underscores or dashes`,
+    );
+  }
+  return `${
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, "")
+      .slice(0, 40) || "host"
+  }-${process.pid}-${randomBytes(3).toString("hex")}`;
+}
 
 export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = [];
@@ -272,6 +294,8 @@ export function loadConfig(env: Env = process.env): Config {
     feedMaxMarketsPerVenue: integer("FEED_MAX_MARKETS_PER_VENUE", 500, 0, 100_000),
     streamFlushIntervalMs: integer("STREAM_FLUSH_INTERVAL_MS", 10, 0, 1_000),
     accountStreamPollMs: integer("ACCOUNT_STREAM_POLL_MS", 10, 1, 5_000),
+    instanceId: instanceId(text("INSTANCE_ID", ""), problems),
+    jobLeaseSeconds: integer("JOB_LEASE_SECONDS", 15, 3, 3_600),
     streamUnauthenticatedPerAddress: integer("STREAM_UNAUTHENTICATED_PER_ADDRESS", 10, 1, 100_000),
     streamUnauthenticatedMax: integer("STREAM_UNAUTHENTICATED_MAX", 1_000, 1, 1_000_000),
     kalshiFeedKey: kalshiFeedKey(),

@@ -89,7 +89,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store (and Redis, when configured) answer */
+        /** Readiness: the store (and Redis, when configured) answer; which cluster-wide jobs run on this instance */
         get: {
             parameters: {
                 query?: never;
@@ -149,6 +149,11 @@ export interface paths {
                             checks: {
                                 [key: string]: string;
                             };
+                            instance_id: string;
+                            /** @description Each cluster-wide job: running here (this instance holds its lease) or standby */
+                            jobs: {
+                                [key: string]: "running" | "standby";
+                            };
                             /** @enum {string} */
                             status: "ready";
                         };
@@ -163,6 +168,11 @@ export interface paths {
                         "application/json": {
                             checks: {
                                 [key: string]: string;
+                            };
+                            instance_id: string;
+                            /** @description Each cluster-wide job: running here (this instance holds its lease) or standby */
+                            jobs: {
+                                [key: string]: "running" | "standby";
                             };
                             /** @enum {string} */
                             status: "not_ready";

@@ -11,6 +11,7 @@
 import type { FastifyContextConfig, FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import type { ClusterJobs } from "../cluster/jobs";
 import { routeConfig } from "../http/route-context";
 import type { CheckpointStats } from "../infra/db/checkpointer";
 
@@ -122,6 +123,8 @@ export interface MetricsSources {
   checkpoints?: () => CheckpointStats | undefined;
   /** Distinct differences seen between live positions and the venues' (portfolio/holdings.ts). */
   positionMismatches?: () => number;
+  /** The cluster-wide jobs: which run here, and how often this instance took one over. */
+  jobs?: Pick<ClusterJobs, "status" | "takeovers">;
 }
 
 export function createMetrics(sources: MetricsSources = {}) {
@@ -167,6 +170,32 @@ export function createMetrics(sources: MetricsSources = {}) {
           type: "counter",
           aggregator: "sum",
           values: [{ labels: {}, value: positionMismatches() }],
+        }),
+        () => {},
+      ) as unknown as Parameters<Registry["registerMetric"]>[0],
+    );
+  }
+  const jobs = sources.jobs;
+  if (jobs) {
+    new Gauge({
+      name: "crossbook_job_running",
+      help: "1 while this instance runs the cluster-wide job (holds its lease), 0 while it stands by",
+      labelNames: ["job"],
+      registers: [registry],
+      collect() {
+        for (const [job, state] of Object.entries(jobs.status()))
+          this.set({ job }, state === "running" ? 1 : 0);
+      },
+    });
+    registry.registerMetric(
+      exported(
+        "crossbook_job_takeovers_total",
+        () => ({
+          name: "crossbook_job_takeovers_total",
+          help: "Times this instance took a cluster-wide job over from another holder (whose lease had expired)",
+          type: "counter",
+          aggregator: "sum",
+          values: Object.entries(jobs.takeovers()).map(([job, value]) => ({ labels: { job }, value })),
         }),
         () => {},
       ) as unknown as Parameters<Registry["registerMetric"]>[0],

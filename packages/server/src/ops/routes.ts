@@ -5,7 +5,9 @@
  */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
+import type { ClusterJobs } from "../cluster/jobs";
 import { bearerToken } from "../http/auth";
+import { StringEnum } from "../http/envelope";
 import { AppError } from "../http/errors";
 import { constantTimeEqual } from "../infra/hashing";
 import type { Metrics } from "./metrics";
@@ -29,7 +31,13 @@ export interface OpsDeps {
   metricsToken?: string | undefined;
   /** false: `/metrics` is served on its own address (METRICS_LISTEN), not here. */
   serveMetrics?: boolean;
+  /** This instance and its cluster-wide jobs, for /readyz. */
+  cluster?: Pick<ClusterJobs, "instanceId" | "status">;
 }
+
+const JobStates = Type.Record(Type.String(), StringEnum(["running", "standby"] as const), {
+  description: "Each cluster-wide job: running here (this instance holds its lease) or standby",
+});
 
 export const opsRoutes: FastifyPluginAsyncTypebox<OpsDeps> = async (app, deps) => {
   app.get(
@@ -51,15 +59,20 @@ export const opsRoutes: FastifyPluginAsyncTypebox<OpsDeps> = async (app, deps) =
       config: { auth: "none" },
       schema: {
         tags: ["ops"],
-        summary: "Readiness: the store (and Redis, when configured) answer",
+        summary:
+          "Readiness: the store (and Redis, when configured) answer; which cluster-wide jobs run on this instance",
         response: {
           200: Type.Object({
             status: Type.Literal("ready"),
             checks: Type.Record(Type.String(), Type.String()),
+            instance_id: Type.String(),
+            jobs: JobStates,
           }),
           503: Type.Object({
             status: Type.Literal("not_ready"),
             checks: Type.Record(Type.String(), Type.String()),
+            instance_id: Type.String(),
+            jobs: JobStates,
           }),
         },
       },
@@ -85,8 +98,9 @@ export const opsRoutes: FastifyPluginAsyncTypebox<OpsDeps> = async (app, deps) =
           }
         }),
       );
-      if (!ready) return reply.code(503).send({ status: "not_ready" as const, checks });
-      return { status: "ready" as const, checks };
+      const cluster = { instance_id: deps.cluster?.instanceId ?? "", jobs: deps.cluster?.status() ?? {} };
+      if (!ready) return reply.code(503).send({ status: "not_ready" as const, checks, ...cluster });
+      return { status: "ready" as const, checks, ...cluster };
     },
   );
 

@@ -17,14 +17,45 @@ describe("operations endpoints", () => {
   it("reports readiness from the store, and 503 when it is gone", async () => {
     const ready = await t.app.inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: "ready", checks: { store: "ok" } });
+    // Background work is not started in tests: every cluster job stands by.
+    const standby = { "live fill poller": "standby", "session sweep": "standby", "event pruning": "standby" };
+    expect(ready.json()).toEqual({
+      status: "ready",
+      checks: { store: "ok" },
+      instance_id: t.runtime.config.instanceId,
+      jobs: standby,
+    });
 
     const other = await createTestApp();
     await other.runtime.store.close();
     const down = await other.app.inject({ method: "GET", url: "/readyz" });
     expect(down.statusCode).toBe(503);
-    expect(down.json()).toEqual({ status: "not_ready", checks: { store: "unreachable" } });
+    expect(down.json()).toMatchObject({
+      status: "not_ready",
+      checks: { store: "unreachable" },
+      jobs: standby,
+    });
     await other.app.close();
+  });
+
+  it("says which cluster jobs run here once started: all of them on the embedded store", async () => {
+    await t.services.clusterJobs.start();
+    try {
+      const ready = (await t.app.inject({ method: "GET", url: "/readyz" })).json();
+      expect(ready.jobs).toEqual({
+        "live fill poller": "running",
+        "session sweep": "running",
+        "event pruning": "running",
+      });
+      const metrics = (await t.app.inject({ method: "GET", url: "/metrics" })).body;
+      expect(metrics).toContain('crossbook_job_running{job="event pruning"} 1');
+      expect(metrics).toContain('crossbook_job_takeovers_total{job="event pruning"} 0');
+    } finally {
+      await t.services.clusterJobs.stop();
+    }
+    expect((await t.app.inject({ method: "GET", url: "/readyz" })).json().jobs["event pruning"]).toBe(
+      "standby",
+    );
   });
 
   it("exposes request counts and latencies by route and status", async () => {

@@ -425,6 +425,16 @@ export interface MatchesTable {
 }
 
 /** Requests per API key and minute (migration 019): admitted, and refused with 429. */
+/** Who runs each cluster-wide job (cluster/leases.ts); read and written on PostgreSQL only. */
+export interface JobLeasesTable {
+  job: string;
+  holder: string;
+  /** Grows each time the lease changes hands (a bigint: text on PostgreSQL). */
+  token: number | string;
+  expires_at: Date | string;
+  acquired_at: Date | string;
+}
+
 export interface KeyUsageTable {
   key_id: string;
   /** Whole minutes since the Unix epoch (the rate limiter's windows). */
@@ -456,4 +466,5 @@ export interface Database {
   venue_credentials: VenueCredentialsTable;
   matches: MatchesTable;
   key_usage: KeyUsageTable;
+  job_leases: JobLeasesTable;
 }

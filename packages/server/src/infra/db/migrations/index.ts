@@ -26,6 +26,7 @@ import { matchCaveats } from "./018_match_caveats";
 import { keyUsage } from "./019_key_usage";
 import { webhookAttemptDetail } from "./020_webhook_attempt_detail";
 import { accountEvents } from "./021_account_events";
+import { jobLeases } from "./022_job_leases";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -50,5 +51,6 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "019_key_usage": keyUsage(dialect),
     "020_webhook_attempt_detail": webhookAttemptDetail(dialect),
     "021_account_events": accountEvents(dialect),
+    "022_job_leases": jobLeases(dialect),
   };
 }
