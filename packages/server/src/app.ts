@@ -140,9 +140,15 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   const keyUsage = new KeyUsage(runtime.store.db, runtime.clock, runtime.config, log);
   const outbox = new Outbox(runtime.store.dialect, runtime.clock);
   const venues = options.venues ?? new Map<VenueId, MarketDataVenue>();
-  const catalog = new CatalogService(runtime.store.db, venues, runtime.clock, runtime.bus, log, {
-    intervalSeconds: runtime.config.catalogSyncIntervalSeconds,
-  });
+  const catalog = new CatalogService(
+    runtime.store.db,
+    venues,
+    runtime.clock,
+    runtime.bus,
+    log,
+    { intervalSeconds: runtime.config.catalogSyncIntervalSeconds },
+    runtime.config.instanceId,
+  );
   const live = new LiveMarkets(runtime.store.db, venues, catalog, runtime.clock, log, {
     maxMarketsPerVenue: runtime.config.feedMaxMarketsPerVenue,
     flushIntervalMs: 2_000,
@@ -155,8 +161,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   const prices = new PricesService(runtime.store.db, live, venues, runtime.clock, runtime.bus, log);
   // Market summaries first, then the feed: a feed's first quotes must find their market (its venue
   // 24 h volume) or they go out on the bus with crossbook's own partial count.
-  catalog.onSynced((venue) => prices.reload(venue));
-  catalog.onSynced((venue) => live.refresh(venue));
+  // (On every instance, whichever synced the venue.)
+  catalog.onChanged((venue) => prices.reload(venue));
+  catalog.onChanged((venue) => live.refresh(venue));
   const candles = new CandleBuilder(runtime.store.db, log, { flushIntervalMs: 5_000 });
   live.onQuote((quote, cause) => candles.onQuote(quote, cause));
   const history = new PriceHistoryService(runtime.store.db, venues, candles, runtime.clock, log);
@@ -218,7 +225,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
         .catch((error) => log.warn({ err: error, market_id: event.marketId }, "could not settle a market"));
     }
   });
+  // Settlements write the store: on the instance that synced. The others drop cached market state.
   catalog.onSynced(() => orders.settleFromCatalog());
+  catalog.onChanged(() => orders.invalidateMarkets());
   const portfolio = new PortfolioService(
     runtime.store.db,
     executions,
@@ -354,7 +363,8 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
       },
       stop: () => services.matching.stop(),
     },
-    { name: "catalog sync", start: () => services.catalog.start(), stop: () => services.catalog.stop() },
+    // Other instances' catalog syncs (each venue's sync is a cluster job, below).
+    { name: "catalog", prepare: () => services.catalog.listen(), stop: () => services.catalog.unlisten() },
     {
       name: "webhook delivery",
       start: () => services.webhookDispatcher.start(),
@@ -384,6 +394,14 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
 /** The cluster-wide jobs (cluster/jobs.ts), added once per app. */
 function addClusterJobs(services: Services, log: Logger): void {
   const jobs = services.clusterJobs;
+  // Each venue's catalog is listed by one instance per sync interval; the others reload from the store.
+  for (const venue of services.venues.keys()) {
+    jobs.add({
+      name: `catalog sync: ${venue}`,
+      start: () => services.catalog.startVenue(venue),
+      stop: () => services.catalog.stopVenue(venue),
+    });
+  }
   // Polls the venues for the fills of open live orders: once per cluster, not once per instance.
   jobs.add({
     name: "live fill poller",

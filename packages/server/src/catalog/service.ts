@@ -3,6 +3,11 @@
  * each enabled venue, store them, and notice status changes (closed, resolved) as they happen.
  * A venue that is down or answers garbage is marked unhealthy and retried with backoff; the others
  * keep syncing. Health is what `GET /v1/venues` shows.
+ *
+ * With several instances each venue's sync is a cluster job (app.ts): one instance lists the venue
+ * and writes the store, then says so on the bus (`CATALOG_SYNCED_CHANNEL`, with its health), and
+ * every instance reloads what it keeps of that venue (`onChanged`). Work that changes the store
+ * after a sync (`onSynced`: settlements, matching) runs on the syncing instance only.
  */
 import type { Bus } from "../infra/bus/bus";
 import { type Clock, isoFromMs, isoNow } from "../infra/clock";
@@ -42,6 +47,17 @@ export interface MarketStatusChange {
 
 /** Bus channel carrying MarketStatusChange messages (portfolio settles positions from it). */
 export const MARKET_STATUS_CHANNEL = "catalog.market_status";
+
+/** Bus channel saying a venue's catalog sync ended (by `instance`, with its health after the sync). */
+export const CATALOG_SYNCED_CHANNEL = "catalog.synced";
+
+export interface CatalogSynced {
+  venue: VenueId;
+  instance: string;
+  health: VenueHealth;
+  /** A listing was stored (false: the sync failed; only the health is news). */
+  changed: boolean;
+}
 
 export interface CatalogOptions {
   /** Seconds between full syncs of a healthy venue. */
@@ -111,7 +127,10 @@ export class CatalogService {
   readonly #timers = new Map<VenueId, NodeJS.Timeout>();
   readonly #running = new Map<VenueId, Promise<void>>();
   readonly #syncedListeners = new Set<(venue: VenueId) => void | Promise<void>>();
-  #stopped = false;
+  readonly #changedListeners = new Set<(venue: VenueId) => void | Promise<void>>();
+  /** Venues whose periodic sync runs here (started, not stopped). */
+  readonly #syncing = new Set<VenueId>();
+  #unlisten: (() => Promise<void>) | null = null;
 
   constructor(
     private readonly db: Db,
@@ -120,6 +139,8 @@ export class CatalogService {
     private readonly bus: Bus,
     private readonly log: Logger,
     private readonly options: CatalogOptions,
+    /** This instance's name on the bus (its own sync announcements are not acted on twice). */
+    private readonly instanceId = "local",
   ) {
     for (const id of venues.keys()) {
       this.#health.set(id, {
@@ -143,9 +164,39 @@ export class CatalogService {
     return [...this.#health.values()].map((h) => ({ ...h }));
   }
 
-  /** Called after each successful sync of a venue (the live feed resubscribes then). */
+  /**
+   * Called after each successful sync of a venue on THIS instance (after the `onChanged` listeners):
+   * for work that writes the store once per sync (settlements, matching).
+   */
   onSynced(listener: (venue: VenueId) => void | Promise<void>): void {
     this.#syncedListeners.add(listener);
+  }
+
+  /**
+   * Called when a venue's catalog was synced, here or on another instance: for what every instance
+   * keeps of the catalog (price summaries, the live feed's markets, cached market state).
+   */
+  onChanged(listener: (venue: VenueId) => void | Promise<void>): void {
+    this.#changedListeners.add(listener);
+  }
+
+  /** Follows other instances' syncs on the bus; returns once subscribed. */
+  async listen(): Promise<void> {
+    if (this.#unlisten) return;
+    this.#unlisten = await this.bus.subscribe(CATALOG_SYNCED_CHANNEL, (message) => {
+      const synced = message as CatalogSynced;
+      if (synced.instance === this.instanceId || !this.venues.has(synced.venue)) return;
+      // Their sync, our view of the venue's health: what GET /v1/venues shows on every instance.
+      const health = this.#health.get(synced.venue);
+      if (health) Object.assign(health, synced.health, { feed_connected: health.feed_connected });
+      if (synced.changed) void this.#tell(this.#changedListeners, synced.venue);
+    });
+  }
+
+  async unlisten(): Promise<void> {
+    const unlisten = this.#unlisten;
+    this.#unlisten = null;
+    await unlisten?.();
   }
 
   setFeedConnected(venue: VenueId, connected: boolean): void {
@@ -155,19 +206,31 @@ export class CatalogService {
 
   /** Starts background syncing of every venue; returns at once (the server serves meanwhile). */
   start(): void {
-    this.#stopped = false;
-    for (const venue of this.venues.keys()) this.#schedule(venue, 0);
+    for (const venue of this.venues.keys()) this.startVenue(venue);
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
-    for (const timer of this.#timers.values()) clearTimeout(timer);
-    this.#timers.clear();
-    await Promise.allSettled(this.#running.values());
+    await Promise.all([...this.venues.keys()].map((venue) => this.stopVenue(venue)));
+  }
+
+  /** Syncs one venue now and then every interval (its cluster job's start). */
+  startVenue(venue: VenueId): void {
+    if (!this.venues.has(venue) || this.#syncing.has(venue)) return;
+    this.#syncing.add(venue);
+    this.#schedule(venue, 0);
+  }
+
+  /** Stops one venue's periodic sync; resolves once a sync under way has finished. */
+  async stopVenue(venue: VenueId): Promise<void> {
+    this.#syncing.delete(venue);
+    const timer = this.#timers.get(venue);
+    if (timer) clearTimeout(timer);
+    this.#timers.delete(venue);
+    await this.#running.get(venue)?.catch(() => {});
   }
 
   #schedule(venue: VenueId, delayMs: number): void {
-    if (this.#stopped) return;
+    if (!this.#syncing.has(venue)) return;
     const health = this.#health.get(venue)!;
     health.next_sync_at = iso(this.clock.now() + delayMs);
     const timer = setTimeout(() => {
@@ -184,6 +247,20 @@ export class CatalogService {
     }, delayMs);
     timer.unref();
     this.#timers.set(venue, timer);
+  }
+
+  /** Runs each listener in turn; one that fails is logged and the next still runs. */
+  async #tell(
+    listeners: ReadonlySet<(venue: VenueId) => void | Promise<void>>,
+    venue: VenueId,
+  ): Promise<void> {
+    for (const listener of listeners) {
+      try {
+        await listener(venue);
+      } catch (error) {
+        this.log.warn({ err: error, venue }, "post-sync step failed");
+      }
+    }
   }
 
   /** One full sync of a venue. Never throws: failures land in the venue's health and the log. */
@@ -244,13 +321,9 @@ export class CatalogService {
         },
         "catalog sync finished",
       );
-      for (const listener of this.#syncedListeners) {
-        try {
-          await listener(venueId);
-        } catch (error) {
-          this.log.warn({ err: error, venue: venueId }, "post-sync step failed");
-        }
-      }
+      await this.#tell(this.#changedListeners, venueId);
+      await this.#tell(this.#syncedListeners, venueId);
+      await this.#announce(venueId, health, true);
     } catch (error) {
       health.consecutive_failures += 1;
       health.last_error = describe(error);
@@ -263,7 +336,18 @@ export class CatalogService {
         { err: error, venue: venueId, failures: health.consecutive_failures },
         `catalog sync failed: ${venueId} is ${health.status}; retrying with backoff`,
       );
+      await this.#announce(venueId, health, false);
     }
+  }
+
+  /** Tells the other instances how the sync went (and, when it stored a listing, to reload). */
+  async #announce(venue: VenueId, health: VenueHealth, changed: boolean): Promise<void> {
+    const synced: CatalogSynced = { venue, instance: this.instanceId, health: { ...health }, changed };
+    await this.bus
+      .publish(CATALOG_SYNCED_CHANNEL, synced)
+      .catch((error) =>
+        this.log.warn({ err: error, channel: CATALOG_SYNCED_CHANNEL }, "could not announce a catalog sync"),
+      );
   }
 
   /** Writes events and markets in batches; returns the status changes it saw. */

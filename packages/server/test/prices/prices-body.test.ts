@@ -69,10 +69,15 @@ async function getChecked(query: string): Promise<Static<typeof PricesResponse>>
 
 // --- random markets and quotes ----------------------------------------------------------------------
 
-/** A venue market key: any unicode but a comma (the list separator), not starting or ending in blanks. */
+/**
+ * A venue market key: any unicode but a comma (the list separator) and line terminators, not
+ * starting or ending in blanks. Venue keys are single-line (tickers, numbers, hex ids), and the
+ * declared map's key pattern (TypeBox's `^.*$`) does not match a line terminator, so the reference
+ * serializer would drop such a key where the route keeps it.
+ */
 const marketKey = fc
   .string({ unit: "grapheme", minLength: 1, maxLength: 24 })
-  .filter((s) => !s.includes(",") && s.trim() === s && s.length > 0);
+  .filter((s) => !s.includes(",") && !/[\n\r\u2028\u2029]/.test(s) && s.trim() === s && s.length > 0);
 const micros = fc.oneof(
   fc.integer({ min: 0, max: 1_000_000 }),
   fc.constantFrom(0, 1, 999_999, 1_000_000),
