@@ -275,7 +275,6 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     priceMicros: (marketId) => prices.priceMicros(marketId),
   });
   // New and changed markets are matched after each sync, in the background (the sync does not wait).
-  if (runtime.config.matchingEnabled) catalog.onSynced(() => void matching.refresh());
   const compare = new CompareService(runtime.store.db, prices, matching, log, {
     minContracts: runtime.config.arbitrageMinContracts,
   });
@@ -284,6 +283,13 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.store.dialect === "postgres" ? new StoreLeases(runtime.store.db) : new LocalLeases(),
     { instanceId: runtime.config.instanceId, leaseMs: runtime.config.jobLeaseSeconds * 1000, log },
   );
+  // The matcher runs where its cluster job runs, after any instance's sync of any venue. With the
+  // background work not started (tests, tools), a sync here triggers it, as in one process.
+  if (runtime.config.matchingEnabled) {
+    catalog.onChanged(() => {
+      if (!clusterJobs.started || clusterJobs.runs(MATCHING_JOB)) void matching.refresh();
+    });
+  }
   return {
     accounts,
     apiKeys,
@@ -342,7 +348,7 @@ function every(name: string, ms: number, work: () => Promise<unknown>, log: Logg
 
 /** Everything that starts and stops with the app, in start order. */
 export function lifecycleJobs(services: Services, config: Runtime["config"], log: Logger): LifecycleJob[] {
-  addClusterJobs(services, log);
+  addClusterJobs(services, config, log);
   return [
     { name: "api keys", prepare: () => services.apiKeys.start(), stop: () => services.apiKeys.stop() },
     {
@@ -355,14 +361,6 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
     { name: "candles", start: () => services.candles.start(), stop: () => services.candles.stop() },
     { name: "quote ingest", start: () => services.live.start(), stop: () => services.live.stop() },
     { name: "prices", start: () => services.prices.start(), stop: () => services.prices.stop() },
-    // Stops after the catalog, whose syncs queue matching runs; indexes the stored markets at once.
-    {
-      name: "matching",
-      start: () => {
-        if (config.matchingEnabled) services.matching.start();
-      },
-      stop: () => services.matching.stop(),
-    },
     // Other instances' catalog syncs (each venue's sync is a cluster job, below).
     { name: "catalog", prepare: () => services.catalog.listen(), stop: () => services.catalog.unlisten() },
     {
@@ -391,8 +389,10 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
   ];
 }
 
+const MATCHING_JOB = "matching";
+
 /** The cluster-wide jobs (cluster/jobs.ts), added once per app. */
-function addClusterJobs(services: Services, log: Logger): void {
+function addClusterJobs(services: Services, config: Runtime["config"], log: Logger): void {
   const jobs = services.clusterJobs;
   // Each venue's catalog is listed by one instance per sync interval; the others reload from the store.
   for (const venue of services.venues.keys()) {
@@ -400,6 +400,14 @@ function addClusterJobs(services: Services, log: Logger): void {
       name: `catalog sync: ${venue}`,
       start: () => services.catalog.startVenue(venue),
       stop: () => services.catalog.stopVenue(venue),
+    });
+  }
+  // The matcher: indexes the stored markets when it starts, then runs after every catalog sync.
+  if (config.matchingEnabled) {
+    jobs.add({
+      name: MATCHING_JOB,
+      start: () => services.matching.start(),
+      stop: () => services.matching.stop(),
     });
   }
   // Polls the venues for the fills of open live orders: once per cluster, not once per instance.

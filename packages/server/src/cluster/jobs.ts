@@ -82,6 +82,16 @@ export class ClusterJobs {
     });
   }
 
+  /** Whether `start` was called (and not `stop` since): background work runs, here or elsewhere. */
+  get started(): boolean {
+    return !this.#stopped;
+  }
+
+  /** Whether this instance runs the job now (holds its lease). */
+  runs(name: string): boolean {
+    return this.#slots.get(name)?.token != null;
+  }
+
   /** Per job, how many times this instance took it over from another holder. */
   takeovers(): Record<string, number> {
     return Object.fromEntries([...this.#slots.keys()].map((name) => [name, this.#takeovers.get(name) ?? 0]));

@@ -2,7 +2,8 @@
  * A venue's catalog sync as a cluster job, on PostgreSQL + Redis with two instances: the venue is
  * listed by one instance per sync, the other learns of it on the bus (its prices know the markets,
  * its venue health is the syncing instance's), and when the holder stops, the other takes the sync
- * over and lists the venue itself.
+ * over and lists the venue itself. The matcher runs only where its own job runs, after any
+ * instance's sync.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VenueId } from "../../src/venues/model";
@@ -29,7 +30,7 @@ describe.runIf(scaledOut)("catalog sync once per cluster (PostgreSQL + Redis)", 
   const listings = (venue: TestVenue) => venue.calls.filter((c) => c === "listMarkets").length;
 
   beforeAll(async () => {
-    const config = { jobLeaseSeconds: 3, instanceId: "one" };
+    const config = { jobLeaseSeconds: 3, instanceId: "one", matchingEnabled: true };
     one = await createTestApp({
       store: "postgres",
       infra: "redis",
@@ -61,6 +62,10 @@ describe.runIf(scaledOut)("catalog sync once per cluster (PostgreSQL + Redis)", 
     await until(() => two.services.prices.market("kalshi:X") !== undefined);
     expect(listings(venueOne)).toBe(1);
     expect(listings(venueTwo)).toBe(0);
+    // The matcher ran where its job runs, on the synced catalog; not on the instance standing by.
+    await until(() => one.services.matching.indexed === 1);
+    expect(two.services.matching.indexed).toBe(0);
+    expect(two.services.clusterJobs.status()).toMatchObject({ matching: "standby" });
     expect(two.services.catalog.health()[0]).toMatchObject({
       status: "ok",
       last_sync_markets: 1,
@@ -74,5 +79,7 @@ describe.runIf(scaledOut)("catalog sync once per cluster (PostgreSQL + Redis)", 
     // Its listing (X and Y) reaches the first instance over the bus.
     await until(() => one.services.prices.market("kalshi:Y") !== undefined);
     expect(listings(venueOne)).toBe(1);
+    // And the matcher moved with its job: it indexed the new listing there.
+    await until(() => two.services.matching.indexed === 2);
   });
 });
