@@ -286,8 +286,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   // The matcher runs where its cluster job runs, after any instance's sync of any venue. With the
   // background work not started (tests, tools), a sync here triggers it, as in one process.
   if (runtime.config.matchingEnabled) {
-    catalog.onChanged(() => {
-      if (!clusterJobs.started || clusterJobs.runs(MATCHING_JOB)) void matching.refresh();
+    catalog.onChanged((_venue, where) => {
+      const here = clusterJobs.started ? clusterJobs.runs(MATCHING_JOB) : where === "here";
+      if (here) void matching.refresh();
     });
   }
   return {

@@ -10,7 +10,10 @@ import path from "node:path";
 import { parseTrustProxy, type TrustProxy } from "./http/client-address";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
-export type StoreConfig = { kind: "sqlite"; file: string } | { kind: "postgres"; url: string };
+export type StoreConfig =
+  | { kind: "sqlite"; file: string }
+  /** `schema`: DATABASE_SCHEMA, the PostgreSQL schema to keep the tables in (created if missing). */
+  | { kind: "postgres"; url: string; schema?: string };
 
 export interface Config {
   host: string;
@@ -19,6 +22,8 @@ export interface Config {
   /** Where the SQLite file and the generated master key live. */
   dataDir: string;
   redisUrl: string | undefined;
+  /** Prepended to every Redis key and pub/sub channel (REDIS_KEY_PREFIX): deployments sharing one Redis. */
+  redisKeyPrefix: string;
   /** 32-byte key from CROSSBOOK_MASTER_KEY; undefined means "use (or create) the key file". */
   masterKey: Buffer | undefined;
   logLevel: LogLevel;
@@ -109,6 +114,15 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** REDIS_KEY_PREFIX as given: letters, digits, `:`, `.`, `_`, `-`; up to 64. */
+function redisKeyPrefix(given: string, problems: string[]): string {
+  if (/^[A-Za-z0-9:._-]{1,64}$/.test(given)) return given;
+  problems.push(
+    `REDIS_KEY_PREFIX=${JSON.stringify(given)} is not valid: expected 1 to 64 letters, digits, colons, dots, underscores or dashes`,
+  );
+  return "crossbook:";
+}
 
 /** INSTANCE_ID as given (letters, digits, `.`, `_`, `-`; up to 64), or host-pid-random. */
 function instanceId(given: string, problems: string[]): string {
@@ -237,7 +251,13 @@ export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = text("DATABASE_URL", `sqlite:${path.join(dataDir, "crossbook.db")}`);
   let database: StoreConfig = { kind: "sqlite", file: path.join(dataDir, "crossbook.db") };
   if (databaseUrl.startsWith("postgres://") || databaseUrl.startsWith("postgresql://")) {
-    database = { kind: "postgres", url: databaseUrl };
+    const schema = text("DATABASE_SCHEMA", "");
+    if (schema !== "" && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      problems.push(
+        `DATABASE_SCHEMA=${JSON.stringify(schema)} is not valid: expected a lower-case PostgreSQL name (letters, digits, _)`,
+      );
+    }
+    database = { kind: "postgres", url: databaseUrl, ...(schema !== "" ? { schema } : {}) };
   } else if (databaseUrl.startsWith("sqlite:")) {
     const file = databaseUrl.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     if (file === "") problems.push(`DATABASE_URL=${JSON.stringify(databaseUrl)} names no file`);
@@ -277,6 +297,7 @@ export function loadConfig(env: Env = process.env): Config {
     database,
     dataDir,
     redisUrl,
+    redisKeyPrefix: redisKeyPrefix(text("REDIS_KEY_PREFIX", "crossbook:"), problems),
     masterKey,
     logLevel: LOG_LEVELS.includes(logLevel) ? logLevel : "info",
     sessionTtlSeconds: integer("SESSION_TTL_SECONDS", 24 * 3600, 60, 90 * 24 * 3600),

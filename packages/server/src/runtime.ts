@@ -99,7 +99,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     await store.close();
     throw error;
   }
-  const prefix = options.redisPrefix ?? "crossbook:";
+  const prefix = options.redisPrefix ?? config.redisKeyPrefix;
   const bus: Bus = config.redisUrl
     ? new RedisBus(config.redisUrl, prefix, options.logger)
     : new MemoryBus(options.logger);

@@ -31,6 +31,18 @@ describe("config", () => {
     });
   });
 
+  it("names the instance and the Redis namespace, and refuses unusable values", () => {
+    const defaults = loadConfig({});
+    expect(defaults.instanceId).toMatch(/^[A-Za-z0-9._-]+-\d+-[0-9a-f]{6}$/);
+    expect(defaults.redisKeyPrefix).toBe("crossbook:");
+    expect(defaults.jobLeaseSeconds).toBe(15);
+    const set = loadConfig({ INSTANCE_ID: "web-1", REDIS_KEY_PREFIX: "staging:", JOB_LEASE_SECONDS: "5" });
+    expect(set).toMatchObject({ instanceId: "web-1", redisKeyPrefix: "staging:", jobLeaseSeconds: 5 });
+    expect(() => loadConfig({ INSTANCE_ID: "web 1" })).toThrow(/INSTANCE_ID="web 1" is not valid/);
+    expect(() => loadConfig({ REDIS_KEY_PREFIX: "a b" })).toThrow(/REDIS_KEY_PREFIX="a b" is not valid/);
+    expect(() => loadConfig({ JOB_LEASE_SECONDS: "1" })).toThrow(/JOB_LEASE_SECONDS="1" is not valid/);
+  });
+
   it("accepts a hex or base64 master key", () => {
     expect(loadConfig({ CROSSBOOK_MASTER_KEY: "ab".repeat(32) }).masterKey).toEqual(Buffer.alloc(32, 0xab));
     expect(loadConfig({ CROSSBOOK_MASTER_KEY: Buffer.alloc(32, 1).toString("base64") }).masterKey).toEqual(

@@ -48,6 +48,15 @@ export interface MarketStatusChange {
 /** Bus channel carrying MarketStatusChange messages (portfolio settles positions from it). */
 export const MARKET_STATUS_CHANNEL = "catalog.market_status";
 
+/** Where a venue's catalog was synced: on this instance, or on another (announced on the bus). */
+export type SyncedWhere = "here" | "elsewhere";
+
+/**
+ * Bus channel on which a starting instance asks for the venues' health: each instance that syncs a
+ * venue answers on CATALOG_SYNCED_CHANNEL (pub/sub keeps nothing for those who were not listening).
+ */
+export const CATALOG_HEALTH_REQUEST_CHANNEL = "catalog.health_request";
+
 /** Bus channel saying a venue's catalog sync ended (by `instance`, with its health after the sync). */
 export const CATALOG_SYNCED_CHANNEL = "catalog.synced";
 
@@ -127,7 +136,7 @@ export class CatalogService {
   readonly #timers = new Map<VenueId, NodeJS.Timeout>();
   readonly #running = new Map<VenueId, Promise<void>>();
   readonly #syncedListeners = new Set<(venue: VenueId) => void | Promise<void>>();
-  readonly #changedListeners = new Set<(venue: VenueId) => void | Promise<void>>();
+  readonly #changedListeners = new Set<(venue: VenueId, where: SyncedWhere) => void | Promise<void>>();
   /** Venues whose periodic sync runs here (started, not stopped). */
   readonly #syncing = new Set<VenueId>();
   #unlisten: (() => Promise<void>) | null = null;
@@ -176,21 +185,40 @@ export class CatalogService {
    * Called when a venue's catalog was synced, here or on another instance: for what every instance
    * keeps of the catalog (price summaries, the live feed's markets, cached market state).
    */
-  onChanged(listener: (venue: VenueId) => void | Promise<void>): void {
+  onChanged(listener: (venue: VenueId, where: SyncedWhere) => void | Promise<void>): void {
     this.#changedListeners.add(listener);
   }
 
-  /** Follows other instances' syncs on the bus; returns once subscribed. */
+  /**
+   * Follows other instances' syncs on the bus, and asks the instances syncing venues now for their
+   * health (an instance that starts would otherwise show a venue as pending until its next sync).
+   * Returns once subscribed.
+   */
   async listen(): Promise<void> {
     if (this.#unlisten) return;
-    this.#unlisten = await this.bus.subscribe(CATALOG_SYNCED_CHANNEL, (message) => {
+    const stopAnswering = await this.bus.subscribe(CATALOG_HEALTH_REQUEST_CHANNEL, (message) => {
+      if ((message as { instance?: string }).instance === this.instanceId) return;
+      for (const venue of this.#syncing) {
+        const health = this.#health.get(venue);
+        // Only a venue synced here at least once has health worth telling.
+        if (health && health.last_sync_started_at !== null) void this.#announce(venue, health, false);
+      }
+    });
+    const stopFollowing = await this.bus.subscribe(CATALOG_SYNCED_CHANNEL, (message) => {
       const synced = message as CatalogSynced;
       if (synced.instance === this.instanceId || !this.venues.has(synced.venue)) return;
       // Their sync, our view of the venue's health: what GET /v1/venues shows on every instance.
       const health = this.#health.get(synced.venue);
       if (health) Object.assign(health, synced.health, { feed_connected: health.feed_connected });
-      if (synced.changed) void this.#tell(this.#changedListeners, synced.venue);
+      if (synced.changed) void this.#tell(this.#changedListeners, synced.venue, "elsewhere");
     });
+    this.#unlisten = async () => {
+      await stopAnswering();
+      await stopFollowing();
+    };
+    await this.bus
+      .publish(CATALOG_HEALTH_REQUEST_CHANNEL, { instance: this.instanceId })
+      .catch((error) => this.log.warn({ err: error }, "could not ask for the venues' health"));
   }
 
   async unlisten(): Promise<void> {
@@ -251,12 +279,13 @@ export class CatalogService {
 
   /** Runs each listener in turn; one that fails is logged and the next still runs. */
   async #tell(
-    listeners: ReadonlySet<(venue: VenueId) => void | Promise<void>>,
+    listeners: ReadonlySet<(venue: VenueId, where: SyncedWhere) => void | Promise<void>>,
     venue: VenueId,
+    where: SyncedWhere,
   ): Promise<void> {
     for (const listener of listeners) {
       try {
-        await listener(venue);
+        await listener(venue, where);
       } catch (error) {
         this.log.warn({ err: error, venue }, "post-sync step failed");
       }
@@ -321,8 +350,8 @@ export class CatalogService {
         },
         "catalog sync finished",
       );
-      await this.#tell(this.#changedListeners, venueId);
-      await this.#tell(this.#syncedListeners, venueId);
+      await this.#tell(this.#changedListeners, venueId, "here");
+      await this.#tell(this.#syncedListeners, venueId, "here");
       await this.#announce(venueId, health, true);
     } catch (error) {
       health.consecutive_failures += 1;

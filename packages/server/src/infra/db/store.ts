@@ -129,6 +129,8 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     };
   }
 
+  // A suite's own schema (tests), else DATABASE_SCHEMA.
+  options = { ...options, ...(options.schema ? {} : config.schema ? { schema: config.schema } : {}) };
   if (options.schema) {
     if (!/^[a-z_][a-z0-9_]*$/.test(options.schema)) throw new Error(`bad schema name ${options.schema}`);
     const admin = new pg.Client({ connectionString: config.url });
