@@ -123,6 +123,8 @@ export interface ServiceOptions {
   log?: Logger;
   /** The matcher the matching service feeds (tests inject fakes); a new Matcher by default. */
   matcher?: MatcherLike;
+  /** Background work goes by cluster leases from the start (see ClusterJobs.clustered). */
+  clustered?: boolean;
 }
 
 export function createServices(runtime: Runtime, options: ServiceOptions = {}): Services {
@@ -157,7 +159,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     reloadIntervalMs: 60_000,
     dialect: runtime.store.dialect,
   });
-  live.onQuote((quote) => alerts.onQuote(quote));
+  live.onQuote((quote, _cause, _venue, here) => alerts.onQuote(quote, here));
   const prices = new PricesService(runtime.store.db, live, venues, runtime.clock, runtime.bus, log);
   // Market summaries first, then the feed: a feed's first quotes must find their market (its venue
   // 24 h volume) or they go out on the bus with crossbook's own partial count.
@@ -165,7 +167,10 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   catalog.onChanged((venue) => prices.reload(venue));
   catalog.onChanged((venue) => live.refresh(venue));
   const candles = new CandleBuilder(runtime.store.db, log, { flushIntervalMs: 5_000 });
-  live.onQuote((quote, cause) => candles.onQuote(quote, cause));
+  // Candles are written by the instance producing the venue's quotes.
+  live.onQuote((quote, cause, _venue, here) => {
+    if (here) candles.onQuote(quote, cause);
+  });
   const history = new PriceHistoryService(runtime.store.db, venues, candles, runtime.clock, log);
   const credentials = new CredentialsService(
     runtime.store.db,
@@ -281,13 +286,18 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   // Leases in PostgreSQL when instances share it; the embedded store's one process runs every job.
   const clusterJobs = new ClusterJobs(
     runtime.store.dialect === "postgres" ? new StoreLeases(runtime.store.db) : new LocalLeases(),
-    { instanceId: runtime.config.instanceId, leaseMs: runtime.config.jobLeaseSeconds * 1000, log },
+    {
+      instanceId: runtime.config.instanceId,
+      leaseMs: runtime.config.jobLeaseSeconds * 1000,
+      log,
+      clustered: options.clustered ?? false,
+    },
   );
   // The matcher runs where its cluster job runs, after any instance's sync of any venue. With the
   // background work not started (tests, tools), a sync here triggers it, as in one process.
   if (runtime.config.matchingEnabled) {
     catalog.onChanged((_venue, where) => {
-      const here = clusterJobs.started ? clusterJobs.runs(MATCHING_JOB) : where === "here";
+      const here = clusterJobs.clustered ? clusterJobs.runs(MATCHING_JOB) : where === "here";
       if (here) void matching.refresh();
     });
   }
@@ -348,7 +358,12 @@ function every(name: string, ms: number, work: () => Promise<unknown>, log: Logg
 }
 
 /** Everything that starts and stops with the app, in start order. */
-export function lifecycleJobs(services: Services, config: Runtime["config"], log: Logger): LifecycleJob[] {
+export function lifecycleJobs(
+  services: Services,
+  config: Runtime["config"],
+  log: Logger,
+  bus: Runtime["bus"],
+): LifecycleJob[] {
   addClusterJobs(services, config, log);
   return [
     { name: "api keys", prepare: () => services.apiKeys.start(), stop: () => services.apiKeys.stop() },
@@ -360,7 +375,19 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
     },
     // Stops after the feeds, so its final flush holds every update.
     { name: "candles", start: () => services.candles.start(), stop: () => services.candles.stop() },
-    { name: "quote ingest", start: () => services.live.start(), stop: () => services.live.stop() },
+    // Market data from the instances producing each venue (a venue's feed is a cluster job, below).
+    {
+      name: "quote ingest",
+      prepare: () =>
+        services.live.join({
+          bus,
+          instanceId: config.instanceId,
+          produces: (venue) =>
+            services.clusterJobs.clustered ? services.clusterJobs.runs(feedJob(venue)) : true,
+        }),
+      start: () => services.live.start(),
+      stop: () => services.live.stop(),
+    },
     { name: "prices", start: () => services.prices.start(), stop: () => services.prices.stop() },
     // Other instances' catalog syncs (each venue's sync is a cluster job, below).
     { name: "catalog", prepare: () => services.catalog.listen(), stop: () => services.catalog.unlisten() },
@@ -391,12 +418,19 @@ export function lifecycleJobs(services: Services, config: Runtime["config"], log
 }
 
 const MATCHING_JOB = "matching";
+const feedJob = (venue: VenueId) => `venue feed: ${venue}`;
 
 /** The cluster-wide jobs (cluster/jobs.ts), added once per app. */
 function addClusterJobs(services: Services, config: Runtime["config"], log: Logger): void {
   const jobs = services.clusterJobs;
   // Each venue's catalog is listed by one instance per sync interval; the others reload from the store.
+  // Its feed runs on one instance too, which forwards the events to the others on the bus.
   for (const venue of services.venues.keys()) {
+    jobs.add({
+      name: feedJob(venue),
+      start: () => services.live.startFeed(venue),
+      stop: () => services.live.stopFeed(venue),
+    });
     jobs.add({
       name: `catalog sync: ${venue}`,
       start: () => services.catalog.startVenue(venue),
@@ -454,6 +488,11 @@ export interface BuildOptions {
   webhooks?: Partial<DispatcherOptions>;
   /** Start background work (catalog sync). `serve` does; tests drive it by hand. */
   startBackground?: boolean;
+  /**
+   * Background work goes by cluster leases from the start, before it is started (default: with
+   * `startBackground`): the instance produces a venue's market data only once it holds its feed.
+   */
+  clustered?: boolean;
   /** The matcher behind matching (tests inject fakes). */
   matcher?: MatcherLike;
 }
@@ -494,12 +533,13 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const services = createServices(runtime, {
+    clustered: options.clustered ?? options.startBackground ?? false,
     ...(options.venues ? { venues: options.venues } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     ...(options.matcher ? { matcher: options.matcher } : {}),
     log: app.log,
   });
-  const jobs = lifecycleJobs(services, config, app.log);
+  const jobs = lifecycleJobs(services, config, app.log, runtime.bus);
   // State the app needs is loaded before it serves, background work or not (tests see it too).
   for (const job of jobs) await job.prepare?.();
   app.addHook("onClose", async () => {

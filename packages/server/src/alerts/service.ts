@@ -171,11 +171,16 @@ export class AlertsService {
     return this.#index.size;
   }
 
-  /** The hot path: called synchronously with every quote change. Never throws, never waits. */
-  onQuote(quote: Quote): void {
+  /**
+   * The hot path: called synchronously with every quote change. Never throws, never waits. Every
+   * instance evaluates every quote (so each one's alert state is current if it produces the venue
+   * later); only the instance that produced the quote (`here`) triggers, so an alert fires once.
+   */
+  onQuote(quote: Quote, here = true): void {
     if (this.#index.size === 0) return;
     try {
       const transitions = this.#index.evaluate(quote.marketId, quote.price, changeMicroPct(quote));
+      if (!here) return;
       for (const transition of transitions) this.#enqueue(transition, quote.price);
     } catch (error) {
       this.log.warn({ err: error, market_id: quote.marketId }, "alert evaluation failed");

@@ -33,6 +33,8 @@ export interface ClusterJobsOptions {
   log: Logger;
   /** How often a free lease is tried while standing by (default min(1 s, leaseMs / 3)). */
   standbyPollMs?: number;
+  /** The instance will run its background work by lease (see `clustered`), even before `start`. */
+  clustered?: boolean;
 }
 
 interface Slot {
@@ -55,6 +57,7 @@ export class ClusterJobs {
   #timer: NodeJS.Timeout | null = null;
   #ticking = false;
   #stopped = true;
+  #everStarted = false;
 
   constructor(
     private readonly leases: LeaseStore,
@@ -62,6 +65,7 @@ export class ClusterJobs {
   ) {
     this.#options = {
       standbyPollMs: Math.min(1_000, Math.floor(options.leaseMs / 3)),
+      clustered: false,
       ...options,
     };
   }
@@ -82,9 +86,14 @@ export class ClusterJobs {
     });
   }
 
-  /** Whether `start` was called (and not `stop` since): background work runs, here or elsewhere. */
-  get started(): boolean {
-    return !this.#stopped;
+  /**
+   * Whether this instance's background work goes by the leases: it was built to run them
+   * (`clustered`), or `start` was called. Otherwise (tests, tools) an instance does what the jobs
+   * would in one process; clustered, it does only what it holds (none of it while starting or after
+   * stopping).
+   */
+  get clustered(): boolean {
+    return this.#options.clustered || this.#everStarted;
   }
 
   /** Whether this instance runs the job now (holds its lease). */
@@ -108,6 +117,7 @@ export class ClusterJobs {
   async start(): Promise<void> {
     if (!this.#stopped) return;
     this.#stopped = false;
+    this.#everStarted = true;
     await this.#tick();
   }
 

@@ -5,10 +5,19 @@
  * the store in batches, never once per message. Feed connection state goes to the venue's health.
  * Market data consumers (the price stream, candles, alerts) get every quote change, with the feed
  * event behind it, through `onQuote`.
+ *
+ * With several instances each venue's feed is a cluster job (app.ts): `produces(venue)` says
+ * whether this instance produces the venue's market data (holds its feed job, or runs alone). The
+ * producer subscribes the venue's feed, forwards every event on the bus (`FEED_CHANNEL`), writes
+ * the live prices and tells its quote listeners the quotes are its own (`here`: candles, the price
+ * stream's updates); the other instances fold the forwarded events into their own quotes and books
+ * (answers, the sandbox's matching) without writing or publishing them again. Markets someone wants
+ * on an instance that does not produce their venue are asked of the producer on the bus.
  */
 
 import * as catalogRepo from "../catalog/repo";
 import type { CatalogService } from "../catalog/service";
+import type { Bus } from "../infra/bus/bus";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import type { Logger } from "../infra/log";
@@ -23,8 +32,31 @@ export interface LiveOptions {
   flushIntervalMs: number;
 }
 
-/** Called with every changed quote, the feed event that changed it, and the venue it came from. */
-export type QuoteListener = (quote: Quote, cause: FeedEvent, venue: VenueId) => void;
+/**
+ * Called with every changed quote, the feed event that changed it, the venue it came from, and
+ * whether this instance produced it (false: forwarded by the venue's producer over the bus).
+ */
+export type QuoteListener = (quote: Quote, cause: FeedEvent, venue: VenueId, here: boolean) => void;
+
+/** Bus channel carrying the producer's feed events to the other instances. */
+export const FEED_CHANNEL = "feed.events";
+/** Bus channel asking a venue's producer to add markets to its feed. */
+export const FEED_WANT_CHANNEL = "feed.want";
+
+interface ForwardedEvent {
+  from: string;
+  venue: VenueId;
+  event: FeedEvent;
+  /** Whether the producer's feed of the venue is connected (an instance that joins late learns it). */
+  connected: boolean;
+}
+
+/** Who else is out there: the bus, this instance's name, and which venues it produces. */
+export interface FeedCluster {
+  bus: Bus;
+  instanceId: string;
+  produces(venue: VenueId): boolean;
+}
 
 function venueOf(marketId: string): VenueId | undefined {
   return parseMarketId(marketId)?.venue;
@@ -46,6 +78,8 @@ export class LiveMarkets {
   readonly #books = new Map<string, OrderBook>();
   readonly #feedOffLogged = new Set<VenueId>();
   #timer: NodeJS.Timeout | undefined;
+  #cluster: FeedCluster | null = null;
+  #unlisten: Array<() => Promise<void>> = [];
 
   constructor(
     private readonly db: Db,
@@ -107,6 +141,13 @@ export class LiveMarkets {
       byVenue.set(venue, [...(byVenue.get(venue) ?? []), id]);
     }
     for (const [venue, ids] of byVenue) {
+      if (!this.produces(venue)) {
+        // The venue's producer feeds it: ask there (it answers through the forwarded events).
+        void this.#cluster?.bus
+          .publish(FEED_WANT_CHANNEL, { venue, ids })
+          .catch((error) => this.log.warn({ err: error, venue }, "could not ask for markets to be fed"));
+        continue;
+      }
       const subscription = this.#subscriptions.get(venue);
       if (!subscription) continue; // the next refresh subscribes them with the rest
       const fed = this.#fed.get(venue)!;
@@ -136,7 +177,7 @@ export class LiveMarkets {
       this.#feedOffLogged.add(venueId);
       this.log.warn({ venue: venueId, reason: venue.feedUnavailable }, "live feed not started");
     }
-    if (!venue?.capabilities.supports.feed) return;
+    if (!venue?.capabilities.supports.feed || !this.produces(venueId)) return;
     const mostTraded = await catalogRepo.mostTradedOpenMarketIds(
       this.db,
       venueId,
@@ -153,7 +194,7 @@ export class LiveMarkets {
       return;
     }
     try {
-      const subscription = await venue.subscribe(ids, (event) => this.#handle(venueId, event));
+      const subscription = await venue.subscribe(ids, (event) => this.#produce(venueId, event));
       this.#subscriptions.set(venueId, subscription);
       for (const id of ids) fed.add(id);
       this.log.info({ venue: venueId, markets: ids.length }, "live feed subscribed");
@@ -168,15 +209,85 @@ export class LiveMarkets {
 
   /** Folds an event in as if a feed had sent it (the REST poller uses this for unfed markets). */
   ingest(venueId: VenueId, event: FeedEvent): void {
-    this.#handle(venueId, event);
+    this.#produce(venueId, event);
   }
 
-  #handle(venueId: VenueId, event: FeedEvent): void {
+  /**
+   * Joins a cluster: forwards what this instance produces, folds in what others forward, and takes
+   * their requests for markets. Without it (one process) every venue is produced here.
+   */
+  async join(cluster: FeedCluster): Promise<void> {
+    this.#cluster = cluster;
+    if (cluster.bus.kind !== "redis") return; // one process: nobody to forward to
+    this.#unlisten.push(
+      await cluster.bus.subscribe(FEED_CHANNEL, (message) => {
+        const forwarded = message as ForwardedEvent;
+        if (forwarded.from === cluster.instanceId || cluster.produces(forwarded.venue)) return;
+        if (forwarded.event.kind !== "connection") this.#setConnected(forwarded.venue, forwarded.connected);
+        this.#handle(forwarded.venue, forwarded.event, false);
+      }),
+      await cluster.bus.subscribe(FEED_WANT_CHANNEL, (message) => {
+        const { venue, ids } = message as { venue: VenueId; ids: string[] };
+        if (cluster.produces(venue)) this.want(ids.filter((id) => venueOf(id) === venue));
+      }),
+    );
+  }
+
+  /** Starts producing a venue's market data here (its feed job): subscribes its feed now. */
+  async startFeed(venueId: VenueId): Promise<void> {
+    await this.refresh(venueId);
+  }
+
+  /** Stops producing a venue's market data here: closes its feed (another instance takes it). */
+  async stopFeed(venueId: VenueId): Promise<void> {
+    const subscription = this.#subscriptions.get(venueId);
+    this.#subscriptions.delete(venueId);
+    this.#fed.delete(venueId);
+    this.#setConnected(venueId, false);
+    await subscription
+      ?.close()
+      .catch((error) => this.log.warn({ err: error, venue: venueId }, "could not close a feed"));
+  }
+
+  #setConnected(venueId: VenueId, connected: boolean): void {
+    if (this.#connected.get(venueId) === connected) return;
+    this.#connected.set(venueId, connected);
+    this.catalog.setFeedConnected(venueId, connected);
+  }
+
+  /** Whether this instance produces the venue's market data (alone, every venue). */
+  produces(venueId: VenueId): boolean {
+    return this.#cluster?.produces(venueId) ?? true;
+  }
+
+  /** An event produced here (the venue's feed, or a REST poll): forwarded, then handled. */
+  #produce(venueId: VenueId, event: FeedEvent): void {
+    const cluster = this.#cluster;
+    if (cluster && cluster.bus.kind === "redis" && this.produces(venueId)) {
+      const connected =
+        event.kind === "connection" ? event.state !== "disconnected" : this.#connected.get(venueId) === true;
+      const forwarded: ForwardedEvent = { from: cluster.instanceId, venue: venueId, event, connected };
+      cluster.bus.publish(FEED_CHANNEL, forwarded).catch((error) => {
+        this.log.warn({ err: error, venue: venueId }, "could not forward a feed event");
+      });
+    }
+    this.#handle(venueId, event, true);
+  }
+
+  /** `here`: produced on this instance (written and published here), else forwarded by the producer. */
+  #handle(venueId: VenueId, event: FeedEvent, here: boolean): void {
     if (event.kind === "connection") {
-      this.#connected.set(venueId, event.state !== "disconnected");
-      this.catalog.setFeedConnected(venueId, event.state !== "disconnected");
+      this.#setConnected(venueId, event.state !== "disconnected");
     } else {
-      if (event.kind === "book") this.#books.set(event.book.marketId, event.book);
+      if (event.kind === "book") {
+        this.#books.set(event.book.marketId, event.book);
+        // The producer's feed carries it: live here too, not to be polled.
+        if (!here) {
+          const fed = this.#fed.get(venueId) ?? new Set<string>();
+          this.#fed.set(venueId, fed);
+          fed.add(event.book.marketId);
+        }
+      }
       for (const listener of this.#eventListeners) {
         try {
           listener(event, venueId);
@@ -186,10 +297,10 @@ export class LiveMarkets {
       }
       const quote = this.quotes.apply(event, this.clock.now());
       if (quote) {
-        this.#dirty.add(quote.marketId);
+        if (here) this.#dirty.add(quote.marketId);
         for (const listener of this.#quoteListeners) {
           try {
-            listener(quote, event, venueId);
+            listener(quote, event, venueId, here);
           } catch (error) {
             this.log.warn({ err: error, venue: venueId }, "quote listener failed");
           }
@@ -217,6 +328,7 @@ export class LiveMarkets {
 
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
+    for (const unlisten of this.#unlisten.splice(0)) await unlisten().catch(() => {});
     await Promise.allSettled([...this.#subscriptions.values()].map((s) => s.close()));
     this.#subscriptions.clear();
     this.#fed.clear();

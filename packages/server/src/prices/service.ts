@@ -139,7 +139,7 @@ export class PricesService {
             this.log.warn({ err: error, channel: QUOTE_CHANNEL }, "could not publish a quote update");
           });
         };
-    this.#unsubscribe = live.onQuote((quote) => this.#onQuote(quote));
+    this.#unsubscribe = live.onQuote((quote, _cause, _venue, here) => this.#onQuote(quote, here));
   }
 
   // --- markets ---------------------------------------------------------------------------------
@@ -288,12 +288,14 @@ export class PricesService {
     return since !== undefined && now - since >= DAY_MS ? quote.volume24h : market.volume24h;
   }
 
-  #onQuote(quote: Quote): void {
+  /** `here`: produced on this instance; a forwarded quote was published on the bus by its producer. */
+  #onQuote(quote: Quote, here: boolean): void {
     const market = this.#markets.get(quote.marketId);
     if (market) {
       market.fragment = null;
       market.quoteVersion++;
     }
+    if (!here) return;
     const now = this.clock.now();
     this.#publish({
       market_id: quote.marketId,
@@ -381,6 +383,8 @@ export class PricesService {
     for (const market of this.#markets.values()) {
       if (market.watchedUntil < now || market.status !== "open") continue;
       if (this.live.isLive(market.id) || this.#polling.has(market.id)) continue;
+      // Another instance produces this venue's market data (and polls what its feed lacks).
+      if (!this.live.produces(market.venue)) continue;
       due.push(market);
     }
     const concurrency = 4;

@@ -34,12 +34,14 @@ describe.runIf(scaledOut)("catalog sync once per cluster (PostgreSQL + Redis)", 
     one = await createTestApp({
       store: "postgres",
       infra: "redis",
+      clustered: true,
       venues: new Map<VenueId, Venue>([["kalshi", venueOne]]),
       config,
     });
     two = await createTestApp({
       store: "postgres",
       infra: "redis",
+      clustered: true,
       venues: new Map<VenueId, Venue>([["kalshi", venueTwo]]),
       config: { ...config, instanceId: "two" },
       shareWith: { schema: one.schema!, redisPrefix: one.redisPrefix },

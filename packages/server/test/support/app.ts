@@ -34,6 +34,8 @@ export interface TestAppOptions {
   venues?: BuildOptions["venues"];
   streamOptions?: BuildOptions["streamOptions"];
   webhooks?: BuildOptions["webhooks"];
+  /** An instance of a cluster: background work by lease (tests start the cluster jobs themselves). */
+  clustered?: boolean;
 }
 
 export async function createTestApp(
@@ -59,6 +61,7 @@ export async function createTestApp(
     ...(options.venues ? { venues: options.venues } : {}),
     ...(options.streamOptions ? { streamOptions: options.streamOptions } : {}),
     ...(options.webhooks ? { webhooks: options.webhooks } : {}),
+    ...(options.clustered ? { clustered: true } : {}),
   });
   const owned = !options.shareWith?.schema;
   return {
