@@ -283,9 +283,11 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   const compare = new CompareService(runtime.store.db, prices, matching, log, {
     minContracts: runtime.config.arbitrageMinContracts,
   });
-  // Leases in PostgreSQL when instances share it; the embedded store's one process runs every job.
+  // Leases in PostgreSQL when instances share it and Redis (whose bus carries what the job holders
+  // produce to the others); otherwise every instance runs every job, as one process does.
+  const shared = runtime.store.dialect === "postgres" && runtime.bus.kind === "redis";
   const clusterJobs = new ClusterJobs(
-    runtime.store.dialect === "postgres" ? new StoreLeases(runtime.store.db) : new LocalLeases(),
+    shared ? new StoreLeases(runtime.store.db) : new LocalLeases(),
     {
       instanceId: runtime.config.instanceId,
       leaseMs: runtime.config.jobLeaseSeconds * 1000,
