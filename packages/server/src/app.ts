@@ -286,15 +286,12 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
   // Leases in PostgreSQL when instances share it and Redis (whose bus carries what the job holders
   // produce to the others); otherwise every instance runs every job, as one process does.
   const shared = runtime.store.dialect === "postgres" && runtime.bus.kind === "redis";
-  const clusterJobs = new ClusterJobs(
-    shared ? new StoreLeases(runtime.store.db) : new LocalLeases(),
-    {
-      instanceId: runtime.config.instanceId,
-      leaseMs: runtime.config.jobLeaseSeconds * 1000,
-      log,
-      clustered: options.clustered ?? false,
-    },
-  );
+  const clusterJobs = new ClusterJobs(shared ? new StoreLeases(runtime.store.db) : new LocalLeases(), {
+    instanceId: runtime.config.instanceId,
+    leaseMs: runtime.config.jobLeaseSeconds * 1000,
+    log,
+    clustered: options.clustered ?? false,
+  });
   // The matcher runs where its cluster job runs, after any instance's sync of any venue. With the
   // background work not started (tests, tools), a sync here triggers it, as in one process.
   if (runtime.config.matchingEnabled) {
