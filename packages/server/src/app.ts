@@ -343,17 +343,8 @@ export interface LifecycleJob {
 
 /** A timer that runs `work` every `ms` from before the app serves until it closes. */
 function every(name: string, ms: number, work: () => Promise<unknown>, log: Logger): LifecycleJob {
-  let timer: NodeJS.Timeout | undefined;
-  return {
-    name,
-    prepare: async () => {
-      timer = setInterval(() => {
-        work().catch((error) => log.warn({ err: error }, `${name} failed`));
-      }, ms);
-      timer.unref();
-    },
-    stop: () => clearInterval(timer),
-  };
+  const job = periodic(name, ms, work, log);
+  return { name, prepare: async () => job.start(), stop: job.stop };
 }
 
 /** Everything that starts and stops with the app, in start order. */
@@ -456,7 +447,7 @@ function addClusterJobs(services: Services, config: Runtime["config"], log: Logg
   jobs.add(periodic("event pruning", 3_600_000, () => services.accountEvents.prune(), log));
 }
 
-/** A cluster job that runs `work` every `ms` while this instance holds it (and waits for a run on stop). */
+/** Runs `work` every `ms` once started; stopping waits for a run under way (a cluster job's fence). */
 function periodic(name: string, ms: number, work: () => Promise<unknown>, log: Logger): ClusterJob {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();

@@ -232,15 +232,6 @@ export class CatalogService {
     if (health) health.feed_connected = connected;
   }
 
-  /** Starts background syncing of every venue; returns at once (the server serves meanwhile). */
-  start(): void {
-    for (const venue of this.venues.keys()) this.startVenue(venue);
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all([...this.venues.keys()].map((venue) => this.stopVenue(venue)));
-  }
-
   /** Syncs one venue now and then every interval (its cluster job's start). */
   startVenue(venue: VenueId): void {
     if (!this.venues.has(venue) || this.#syncing.has(venue)) return;

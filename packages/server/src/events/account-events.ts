@@ -100,7 +100,7 @@ export class AccountEvents {
 
   /** The place of the owner's last committed event (the beginning when none): "from now". */
   latest(owner: Owner): Promise<EventPosition> {
-    return repo.lastAccountPosition(this.db, this.dialect, owner);
+    return repo.lastCommittedPosition(this.db, this.dialect, owner);
   }
 
   /**

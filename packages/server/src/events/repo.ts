@@ -75,6 +75,12 @@ export interface StoredEventRow {
 
 type Position = EventPosition;
 
+/**
+ * PostgreSQL's "committed for good" rule: rows of transactions older than every one still running,
+ * so nothing can later appear before them (see outbox.ts).
+ */
+const SETTLED = sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`;
+
 /** A row's transaction id as text ("0" on SQLite, which has none). */
 function txText(dialect: Dialect) {
   return dialect === "postgres" ? sql<string>`tx_id::text` : sql<string>`'0'`;
@@ -92,7 +98,7 @@ function afterInOutboxOrder<O>(
 ): SelectQueryBuilder<Database, "events", O> {
   if (dialect !== "postgres") return query.where("seq", ">", cursor.seq).orderBy("seq");
   return query
-    .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
+    .where(SETTLED)
     .where(sql<boolean>`(tx_id, seq) > (${cursor.tx}::xid8, ${cursor.seq})`)
     .orderBy("tx_id")
     .orderBy("seq");
@@ -203,42 +209,26 @@ export async function allAccountEventsAfter(
 
 /**
  * The place of the last committed event in the outbox's order (where a reader that wants only
- * what comes next starts); the beginning when there is none. On PostgreSQL only transactions older
- * than every running one count, as in `eventsAfter`: whatever commits later comes after this place.
+ * what comes next starts), of one account and environment when `owner` is given; the beginning
+ * when there is none. On PostgreSQL only transactions older than every running one count, as in
+ * `eventsAfter`: whatever commits later comes after this place.
  */
-export async function lastCommittedPosition(db: DbOrTrx, dialect: Dialect): Promise<Position> {
-  let query = db.selectFrom("events").select("seq").select(txText(dialect).as("tx")).limit(1);
-  query =
-    dialect === "postgres"
-      ? query
-          .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`)
-          .orderBy("tx_id", "desc")
-          .orderBy("seq", "desc")
-      : query.orderBy("seq", "desc");
-  const row = await query.executeTakeFirst();
-  return row ? { tx: row.tx, seq: Number(row.seq) } : { tx: "0", seq: 0 };
-}
-
-/**
- * The place of an account's last committed event in an environment (as `lastCommittedPosition`,
- * for one owner); the beginning when it has none.
- */
-export async function lastAccountPosition(
+export async function lastCommittedPosition(
   db: DbOrTrx,
   dialect: Dialect,
-  owner: { accountId: string; environment: string },
+  owner?: { accountId: string; environment: string },
 ): Promise<Position> {
-  let query = db
-    .selectFrom("events")
-    .select("seq")
-    .select(txText(dialect).as("tx"))
-    .where("account_id", "=", owner.accountId)
-    .where("environment", "=", owner.environment)
-    .orderBy("tx_id", "desc")
-    .orderBy("seq", "desc")
-    .limit(1);
-  if (dialect === "postgres")
-    query = query.where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`);
+  let query = db.selectFrom("events").select("seq").select(txText(dialect).as("tx")).limit(1);
+  if (owner) {
+    query = query.where("account_id", "=", owner.accountId).where("environment", "=", owner.environment);
+  }
+  if (dialect === "postgres") query = query.where(SETTLED);
+  // The order an index holds: (tx_id, seq) on PostgreSQL and in the account index; SQLite's whole
+  // table by seq, its primary key (every tx_id there is 0).
+  query =
+    dialect === "postgres" || owner
+      ? query.orderBy("tx_id", "desc").orderBy("seq", "desc")
+      : query.orderBy("seq", "desc");
   const row = await query.executeTakeFirst();
   return row ? { tx: row.tx, seq: Number(row.seq) } : { tx: "0", seq: 0 };
 }

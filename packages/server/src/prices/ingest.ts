@@ -184,8 +184,7 @@ export class LiveMarkets {
       this.options.maxMarketsPerVenue,
     );
     const ids = [...new Set([...mostTraded, ...(this.#wanted.get(venueId) ?? [])])];
-    const fed = this.#fed.get(venueId) ?? new Set<string>();
-    this.#fed.set(venueId, fed);
+    const fed = this.#fedOf(venueId);
     const existing = this.#subscriptions.get(venueId);
     if (existing) {
       const fresh = ids.filter((id) => !fed.has(id));
@@ -249,6 +248,16 @@ export class LiveMarkets {
       .catch((error) => this.log.warn({ err: error, venue: venueId }, "could not close a feed"));
   }
 
+  /** What the venue's feed carries (made empty on first use). */
+  #fedOf(venueId: VenueId): Set<string> {
+    let fed = this.#fed.get(venueId);
+    if (!fed) {
+      fed = new Set();
+      this.#fed.set(venueId, fed);
+    }
+    return fed;
+  }
+
   #setConnected(venueId: VenueId, connected: boolean): void {
     if (this.#connected.get(venueId) === connected) return;
     this.#connected.set(venueId, connected);
@@ -282,11 +291,7 @@ export class LiveMarkets {
       if (event.kind === "book") {
         this.#books.set(event.book.marketId, event.book);
         // The producer's feed carries it: live here too, not to be polled.
-        if (!here) {
-          const fed = this.#fed.get(venueId) ?? new Set<string>();
-          this.#fed.set(venueId, fed);
-          fed.add(event.book.marketId);
-        }
+        if (!here) this.#fedOf(venueId).add(event.book.marketId);
       }
       for (const listener of this.#eventListeners) {
         try {

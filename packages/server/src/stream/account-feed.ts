@@ -18,6 +18,7 @@
 import type { Owner } from "../access/owner";
 import type { AccountEvents } from "../events/account-events";
 import type { AccountEventTail, TailedEvent, TailListener } from "../events/live-tail";
+import { START_CURSOR } from "../events/outbox";
 import { comparePositions, type EventPosition } from "../events/position";
 import type { AccountEventRow } from "../events/repo";
 import { AppError } from "../http/errors";
@@ -79,8 +80,8 @@ export class AccountFeed implements TailListener {
   #mode: Mode = "idle";
   /** Types sent; null: every type. */
   #types: Set<string> | null = null;
-  /** The place of the last event sent (or of the resume's cursor); null: live from when it listened. */
-  #last: EventPosition | null = null;
+  /** The place of the last event sent, or of the cursor the flow started after (set before it is live). */
+  #last: EventPosition = START_CURSOR;
   /** The seq of the last event sent, for the slow-consumer close reason. */
   #lastSentSeq: number | null = null;
   /** Live events that arrived during a replay. */
@@ -210,7 +211,7 @@ export class AccountFeed implements TailListener {
       if (this.connection.buffered() > this.limits.softBufferBytes && !(await this.#drained())) return;
       if (this.#stale(generation)) return;
       const types = this.#types === null ? [] : [...this.#types];
-      const rows = await this.deps.events.read(this.owner, this.#last!, types, page);
+      const rows = await this.deps.events.read(this.owner, this.#last, types, page);
       if (this.#stale(generation)) return;
       if (rows.length > 0) {
         const frames: Buffer[] = [];
@@ -251,7 +252,7 @@ export class AccountFeed implements TailListener {
     let sent: TailedEvent | null = null;
     const last = this.#last;
     for (const event of events) {
-      if (last !== null && comparePositions(event.position, last) <= 0) continue;
+      if (comparePositions(event.position, last) <= 0) continue;
       if (!this.#wanted(event.row.type)) continue;
       event.frame ??= eventFrame(event.row);
       frames ??= [];
