@@ -11,16 +11,9 @@ import type { Venue } from "../../src/venues/venue";
 import { createTestApp, type TestApp } from "../support/app";
 import { INFRA_BACKENDS, STORE_BACKENDS } from "../support/backends";
 import { TestVenue, testMarket } from "../support/fake-venue";
+import { until } from "../support/until";
 
 const scaledOut = INFRA_BACKENDS.includes("redis") && STORE_BACKENDS.includes("postgres");
-
-const until = async (condition: () => boolean, ms = 15_000) => {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
 
 describe.runIf(scaledOut)("catalog sync once per cluster (PostgreSQL + Redis)", () => {
   let one: TestApp & { schema?: string; redisPrefix: string };

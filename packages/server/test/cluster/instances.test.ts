@@ -14,6 +14,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POSTGRES_URL, REDIS_URL, uniqueName } from "../support/backends";
 import { startServe } from "../support/serve";
+import { until } from "../support/until";
 
 const scaledOut = POSTGRES_URL !== undefined && REDIS_URL !== undefined;
 
@@ -25,19 +26,9 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
   return { status: response.status, body: (await response.json()) as Body };
 }
 
-/** Waits for `condition`, asking every `everyMs` (API calls spend the key's 60 requests a minute). */
-const until = async (
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  ms = 30_000,
-  everyMs = 100,
-) => {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-};
+/** Waits for `what`, asking every 100 ms (API calls spend the key's 60 requests a minute). */
+const waitFor = (what: string, condition: () => boolean | Promise<boolean>, everyMs = 100) =>
+  until(condition, { what, timeoutMs: 30_000, everyMs });
 
 describe.runIf(scaledOut)(
   "three instances as one service (processes, PostgreSQL + Redis)",
@@ -94,7 +85,7 @@ describe.runIf(scaledOut)(
       for (const id of ["one", "two", "three"]) {
         const served = await startServe({ ...env, INSTANCE_ID: id });
         servers.push({ id, server: served.server, url: served.url });
-        await until(`${id} ready`, async () => (await json(`${served.url}/readyz`)).status === 200);
+        await waitFor(`${id} ready`, async () => (await json(`${served.url}/readyz`)).status === 200);
       }
     }, 120_000);
 
@@ -135,7 +126,7 @@ describe.runIf(scaledOut)(
     };
 
     it("runs each cluster job on one instance and lists the venue once, not once per instance", async () => {
-      await until("the first listing", () => listings >= 1);
+      await waitFor("the first listing", () => listings >= 1);
       const jobs = await Promise.all(servers.map((s) => jobsOf(s.url)));
       expect(jobs[0]).toMatchObject({ "catalog sync: kalshi": "running", "live fill poller": "running" });
       for (const standby of jobs.slice(1)) {
@@ -144,7 +135,7 @@ describe.runIf(scaledOut)(
       // Every instance knows how the venue's sync went, those that did not list it included (the
       // later ones asked for the venues' health when they started).
       const auth = await authorized();
-      await until(
+      await waitFor(
         "markets on every instance",
         async () => {
           for (const { url } of servers) {
@@ -153,7 +144,6 @@ describe.runIf(scaledOut)(
           }
           return true;
         },
-        30_000,
         1_000,
       );
       await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -197,10 +187,10 @@ describe.runIf(scaledOut)(
       };
       // Every job has a new holder (each lease expires and is taken on its own, so two instances may
       // share them), and no job runs twice.
-      await until("new holders", async () => (await runnersOf()).every((count) => count === 1));
+      await waitFor("new holders", async () => (await runnersOf()).every((count) => count === 1));
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(await runnersOf()).toEqual(names.map(() => 1));
-      await until("the new holder's listing", () => listings === before + 1);
+      await waitFor("the new holder's listing", () => listings === before + 1);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       expect(listings).toBe(before + 1);
     });

@@ -11,6 +11,7 @@ import * as repo from "../../src/cluster/repo";
 import { silentLogger } from "../../src/infra/log";
 import { createTestApp, type TestApp } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
+import { until } from "../support/until";
 
 const LEASE_MS = 900;
 
@@ -27,13 +28,9 @@ const recordingJob = (instance: string, name = "sweep"): ClusterJob => ({
   },
 });
 
-const until = async (condition: () => boolean, ms = 10_000) => {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out; journal: ${journal.join(", ")}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-};
+/** Waits for the journal to show something (it is in the message when it does not). */
+const waitFor = (condition: () => boolean) =>
+  until(condition, { timeoutMs: 10_000, what: () => `the journal; it has: ${journal.join(", ")}` });
 
 /** A lease store that can be made to hang, as a stalled or partitioned instance's would. */
 class Stallable implements LeaseStore {
@@ -64,7 +61,7 @@ describe("cluster jobs on the embedded store", () => {
     jobs.add(recordingJob("solo", "a"));
     jobs.add(recordingJob("solo", "b"));
     await jobs.start();
-    await until(() => journal.length === 2);
+    await waitFor(() => journal.length === 2);
     expect(jobs.status()).toEqual({ a: "running", b: "running" });
     await jobs.stop();
     expect(jobs.status()).toEqual({ a: "standby", b: "standby" });
@@ -97,7 +94,7 @@ describe.runIf(STORE_BACKENDS.includes("postgres"))("cluster jobs on PostgreSQL"
     const two = instance("two");
     await one.start();
     await two.start();
-    await until(() => journal.length >= 1);
+    await waitFor(() => journal.length >= 1);
     expect(journal).toEqual(["one start"]);
     expect(one.status()).toEqual({ sweep: "running" });
     expect(two.status()).toEqual({ sweep: "standby" });
@@ -106,7 +103,7 @@ describe.runIf(STORE_BACKENDS.includes("postgres"))("cluster jobs on PostgreSQL"
     expect(journal).toEqual(["one start"]);
 
     await one.stop();
-    await until(() => journal.includes("two start"));
+    await waitFor(() => journal.includes("two start"));
     expect(journal).toEqual(["one start", "one stop", "two start"]);
     expect(two.takeovers()).toEqual({ sweep: 1 });
     const [lease] = await repo.allLeases(t.runtime.store.db);
@@ -119,12 +116,12 @@ describe.runIf(STORE_BACKENDS.includes("postgres"))("cluster jobs on PostgreSQL"
     const store = new Stallable(new StoreLeases(t.runtime.store.db));
     const one = instance("one", store);
     await one.start();
-    await until(() => journal.includes("one start"));
+    await waitFor(() => journal.includes("one start"));
     const two = instance("two");
     await two.start();
     // The holder can no longer reach the store (a long pause, a partition): it cannot extend.
     store.stalled = true;
-    await until(() => journal.includes("two start"));
+    await waitFor(() => journal.includes("two start"));
     // Fencing: the holder's own deadline stopped it before the lease expired for the other.
     expect(journal).toEqual(["one start", "one stop", "two start"]);
     expect(one.status()).toEqual({ sweep: "standby" });

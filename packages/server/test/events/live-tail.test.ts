@@ -10,14 +10,7 @@ import { AccountEventTail, type TailedEvent } from "../../src/events/live-tail";
 import { silentLogger } from "../../src/infra/log";
 import { createTestApp, signup, type TestApp } from "../support/app";
 import { STORE_BACKENDS } from "../support/backends";
-
-const until = async (condition: () => boolean, ms = 5_000) => {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("timed out");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
+import { until } from "../support/until";
 
 describe.each(STORE_BACKENDS)("account event tail on %s", (store) => {
   let t: TestApp;
@@ -44,7 +37,7 @@ describe.each(STORE_BACKENDS)("account event tail on %s", (store) => {
       await t.services.sandbox.deposit(theirs, i * 1_000_000);
       await t.services.sandbox.deposit(ours, i * 1_000_000);
     }
-    await until(() => got.length >= 3);
+    await until(() => got.length >= 3, { timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(got.map((e) => JSON.parse(e.row.data).amount)).toEqual([2, 3, 4]);
     expect(got.every((e) => e.row.account_id === ours.accountId && e.row.environment === "sandbox")).toBe(
@@ -59,7 +52,7 @@ describe.each(STORE_BACKENDS)("account event tail on %s", (store) => {
     const later: TailedEvent[] = [];
     const stopLater = await tail.listen(ours, { deliver: (events) => later.push(...events) });
     await t.services.sandbox.deposit(ours, 6_000_000);
-    await until(() => later.length >= 1);
+    await until(() => later.length >= 1, { timeoutMs: 5_000 });
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(later.map((e) => JSON.parse(e.row.data).amount)).toEqual([6]);
     stopLater();
@@ -80,7 +73,7 @@ describe.each(STORE_BACKENDS)("account event tail on %s", (store) => {
         const stop = await slow.listen(ours, { deliver: (events) => got.push(...events) });
         for (let i = 7; i <= 9; i++) await t.services.sandbox.deposit(ours, i * 1_000_000);
         // The poll is ten minutes away: only the hints can have brought these.
-        await until(() => got.length >= 3);
+        await until(() => got.length >= 3, { timeoutMs: 5_000 });
         expect(got.map((e) => JSON.parse(e.row.data).amount)).toEqual([7, 8, 9]);
         stop();
       } finally {
