@@ -28,41 +28,35 @@ const ACCOUNT_DESCRIPTION = [
   "A plain GET answers 426.",
 ].join(" ");
 
+const STREAMS = [
+  {
+    path: STREAM_PATH,
+    tag: "prices",
+    summary: "The real-time price stream (WebSocket)",
+    description: DESCRIPTION,
+  },
+  {
+    path: ACCOUNT_STREAM_PATH,
+    tag: "account",
+    summary: "The account's events as a WebSocket, resumable from a cursor",
+    description: ACCOUNT_DESCRIPTION,
+  },
+];
+
 export const streamRoutes: FastifyPluginAsync = async (app) => {
-  app.get(
-    STREAM_PATH,
-    {
-      config: { auth: "key", permission: "read" },
-      schema: {
-        tags: ["prices"],
-        summary: "The real-time price stream (WebSocket)",
-        description: DESCRIPTION,
-        response: { 426: ErrorBody },
+  for (const { path, tag, summary, description } of STREAMS) {
+    app.get(
+      path,
+      {
+        config: { auth: "key", permission: "read" },
+        schema: { tags: [tag], summary, description, response: { 426: ErrorBody } },
       },
-    },
-    async () => {
-      throw new AppError(
-        "UPGRADE_REQUIRED",
-        `Connect to ${STREAM_PATH} with a WebSocket client (Upgrade: websocket)`,
-      );
-    },
-  );
-  app.get(
-    ACCOUNT_STREAM_PATH,
-    {
-      config: { auth: "key", permission: "read" },
-      schema: {
-        tags: ["account"],
-        summary: "The account's events as a WebSocket, resumable from a cursor",
-        description: ACCOUNT_DESCRIPTION,
-        response: { 426: ErrorBody },
+      async () => {
+        throw new AppError(
+          "UPGRADE_REQUIRED",
+          `Connect to ${path} with a WebSocket client (Upgrade: websocket)`,
+        );
       },
-    },
-    async () => {
-      throw new AppError(
-        "UPGRADE_REQUIRED",
-        `Connect to ${ACCOUNT_STREAM_PATH} with a WebSocket client (Upgrade: websocket)`,
-      );
-    },
-  );
+    );
+  }
 };
