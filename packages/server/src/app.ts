@@ -178,7 +178,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     runtime.clock,
     (accountId, venue) => liveOpenOrderCount(runtime.store.db, accountId, venue),
   );
-  const exchange = new SandboxExchange(runtime.store.db, outbox, live, runtime.clock, log);
+  const exchange = new SandboxExchange(runtime.store.db, outbox, live, runtime.clock, log, runtime.bus);
   const sandbox = new SandboxAccounts(runtime.store.db, outbox, exchange, runtime.clock);
   const book = (market: TradableMarket) => prices.orderBook(market);
   const holdings = new VenueHoldings({
@@ -223,8 +223,9 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     executions,
   });
   // A market that closed or resolved: sandbox orders on it are cancelled, positions settle.
-  live.onFeedEvent((event) => {
-    if (event.kind === "status" && event.status !== "open") {
+  live.onFeedEvent((event, venue) => {
+    // Every instance sees the event; the one producing the venue's data settles (once, not N times).
+    if (event.kind === "status" && event.status !== "open" && live.produces(venue)) {
       void orders
         .settleMarket(event.marketId, { status: event.status, resolution: event.resolution })
         .catch((error) => log.warn({ err: error, market_id: event.marketId }, "could not settle a market"));
@@ -386,17 +387,21 @@ export function lifecycleJobs(
       start: () => services.webhookDispatcher.start(),
       stop: () => services.webhookDispatcher.stop(),
     },
-    // Resting sandbox orders are back on their simulated books before the app serves.
+    // Every instance plans sandbox orders against the live books; the resting ones are held by the
+    // `sandbox matching` job's holder (below). Unclustered, they are back on their simulated books
+    // here before the app serves.
     {
       name: "sandbox exchange",
-      prepare: () => services.exchange.start(),
+      prepare: async () => {
+        await services.exchange.start();
+        if (!services.clusterJobs.clustered) await services.exchange.hold();
+      },
       stop: () => services.exchange.stop(),
     },
     every("key usage flush", 15_000, () => services.apiKeys.flushUsage(), log),
     // Request counts per key and minute: written every 5 s, and once more after the last request.
     { name: "request counts", stop: () => services.keyUsage.flush() },
     every("request count flush", 5_000, () => services.keyUsage.flush(), log),
-    every("sandbox order expiry", 1_000, () => services.orders.expireDue(), log),
     // Jobs that run once per cluster (on the instance holding each one's lease; all of them here on
     // the embedded store); stopped first, so another instance may take them over at once.
     {
@@ -441,6 +446,14 @@ function addClusterJobs(services: Services, config: Runtime["config"], log: Logg
     start: () => services.venueRouter.start(),
     stop: () => services.venueRouter.stop(),
   });
+  // Resting sandbox orders are filled by one instance, whichever accepted them (sandbox/exchange.ts).
+  jobs.add({
+    name: "sandbox matching",
+    start: () => services.exchange.hold(),
+    stop: () => services.exchange.release(),
+  });
+  // GTD sandbox orders whose time is up are cancelled once, not by every instance.
+  jobs.add(periodic("sandbox order expiry", 1_000, () => services.orders.expireDue(), log));
   // Expired sessions are useless; swept hourly so the table stays small.
   jobs.add(periodic("session sweep", 3_600_000, () => services.accounts.deleteExpiredSessions(), log));
   // Events older than EVENT_RETENTION_DAYS, once every outbox consumer has read them.

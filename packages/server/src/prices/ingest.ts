@@ -42,6 +42,8 @@ export type QuoteListener = (quote: Quote, cause: FeedEvent, venue: VenueId, her
 export const FEED_CHANNEL = "feed.events";
 /** Bus channel asking a venue's producer to add markets to its feed. */
 export const FEED_WANT_CHANNEL = "feed.want";
+/** Bus channel saying an instance started producing a venue: the others ask it for their markets again. */
+export const FEED_STARTED_CHANNEL = "feed.started";
 
 interface ForwardedEvent {
   from: string;
@@ -229,12 +231,27 @@ export class LiveMarkets {
         const { venue, ids } = message as { venue: VenueId; ids: string[] };
         if (cluster.produces(venue)) this.want(ids.filter((id) => venueOf(id) === venue));
       }),
+      // A new producer knows only what was wanted on its own instance: tell it ours again.
+      await cluster.bus.subscribe(FEED_STARTED_CHANNEL, (message) => {
+        const { venue, from } = message as { venue: VenueId; from: string };
+        const ids = [...(this.#wanted.get(venue) ?? [])];
+        if (from === cluster.instanceId || cluster.produces(venue) || ids.length === 0) return;
+        void cluster.bus
+          .publish(FEED_WANT_CHANNEL, { venue, ids })
+          .catch((error) => this.log.warn({ err: error, venue }, "could not ask for markets to be fed"));
+      }),
     );
   }
 
   /** Starts producing a venue's market data here (its feed job): subscribes its feed now. */
   async startFeed(venueId: VenueId): Promise<void> {
     await this.refresh(venueId);
+    const cluster = this.#cluster;
+    if (cluster?.bus.kind === "redis") {
+      await cluster.bus
+        .publish(FEED_STARTED_CHANNEL, { venue: venueId, from: cluster.instanceId })
+        .catch((error) => this.log.warn({ err: error, venue: venueId }, "could not announce a feed"));
+    }
   }
 
   /** Stops producing a venue's market data here: closes its feed (another instance takes it). */

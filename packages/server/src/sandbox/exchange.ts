@@ -11,11 +11,20 @@
  * - Sandbox orders never fill against each other: every account trades alone against the market.
  * - Every fill stores its cause (the book level or the real trade), so it can be explained.
  *
- * Books are YES-normalised: buying NO at q is selling YES at 1 − q. Resting orders live in memory
- * on the instance that accepted them and are reloaded from the store at start.
+ * Books are YES-normalised: buying NO at q is selling YES at 1 − q.
+ *
+ * Across instances: resting orders are held in memory by one instance, the holder of the cluster
+ * job `sandbox matching` (every instance alone, or on the embedded store). The store is the truth:
+ * the holder loads every open sandbox order when it takes the job, an instance that accepts or
+ * cancels an order tells the holder on the bus (SANDBOX_RESTING_CHANNEL), and the holder checks its
+ * resting set against the store every `reconcileMs` in case a message was lost. A fill is written
+ * only if the order is still open in the store, in the fill's transaction, so a cancel committed on
+ * any instance takes effect at once. After a takeover, an order's queue ahead starts again from what
+ * it was when placed (the trades that moved it up are not stored): it fills later, never earlier.
  */
 import { fillFee } from "@crossbook/fees";
 import type { Outbox } from "../events/outbox";
+import type { Bus } from "../infra/bus/bus";
 import { type Clock, isoNow } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import type { Logger } from "../infra/log";
@@ -28,6 +37,20 @@ import { MICROS, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, Trade, VenueId } from "../venues/model";
 import type { FeedEvent } from "../venues/venue";
 import { ASK, BID, type EngineSide, SimBook } from "./engine";
+
+/** Where instances tell the holder of the resting orders what they accepted or cancelled. */
+export const SANDBOX_RESTING_CHANNEL = "sandbox.resting";
+
+interface RestingMessage {
+  op: "rest" | "forget";
+  orderId: string;
+  marketId: string;
+}
+
+export interface SandboxExchangeOptions {
+  /** How often the holder checks its resting orders against the store (lost bus messages). */
+  reconcileMs: number;
+}
 
 /** An order as the exchange sees it when planning its immediate fills. */
 export interface Intent {
@@ -88,10 +111,15 @@ export class SandboxExchange {
   readonly #refs = new Map<number, string>();
   readonly #refOf = new Map<string, number>();
   readonly #owners = new Map<string, number>();
+  readonly #options: SandboxExchangeOptions;
   #nextRef = 1;
   #queue: Promise<void> = Promise.resolve();
   #pending = 0;
-  #unsubscribe: (() => void) | undefined;
+  #unsubscribe: Array<() => unknown> = [];
+  /** This instance holds the resting orders (see the file's comment). */
+  #holding = false;
+  #reconciler: NodeJS.Timeout | undefined;
+  #reconciling: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -99,20 +127,64 @@ export class SandboxExchange {
     private readonly live: LiveMarkets,
     private readonly clock: Clock,
     private readonly log: Logger,
-  ) {}
-
-  /** Rebuilds resting orders from the store and starts listening to the venue feeds. */
-  async start(): Promise<void> {
-    for (const order of await restingSandboxOrders(this.db)) {
-      const market = await tradableMarket(this.db, order.market_id);
-      if (market) this.rest(order, market);
-    }
-    this.#unsubscribe ??= this.live.onFeedEvent((event, venue) => this.onFeedEvent(event, venue));
+    private readonly bus: Bus,
+    options: Partial<SandboxExchangeOptions> = {},
+  ) {
+    this.#options = { reconcileMs: 30_000, ...options };
   }
 
-  stop(): void {
-    this.#unsubscribe?.();
-    this.#unsubscribe = undefined;
+  /** Listens to the venue feeds (the book changes every instance's plans need) and to the bus. */
+  async start(): Promise<void> {
+    if (this.#unsubscribe.length > 0) return;
+    this.#unsubscribe.push(this.live.onFeedEvent((event, venue) => this.onFeedEvent(event, venue)));
+    if (this.bus.kind === "redis") {
+      this.#unsubscribe.push(
+        await this.bus.subscribe(SANDBOX_RESTING_CHANNEL, (message) => {
+          if (this.#holding) void this.#onMessage(message as RestingMessage);
+        }),
+      );
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.release();
+    const unsubscribe = this.#unsubscribe;
+    this.#unsubscribe = [];
+    await Promise.all(unsubscribe.map((off) => off()));
+  }
+
+  /** Whether this instance holds the resting orders and fills them. */
+  get holding(): boolean {
+    return this.#holding;
+  }
+
+  /**
+   * Takes the resting orders (the `sandbox matching` job starts): every open sandbox order is put
+   * back on its simulated book from the store, and the store is checked again every `reconcileMs`.
+   */
+  async hold(): Promise<void> {
+    if (this.#holding) return;
+    this.#holding = true;
+    await this.reconcile();
+    this.#reconciler = setInterval(() => {
+      this.#reconciling = this.reconcile().catch((error) =>
+        this.log.warn({ err: error }, "could not check sandbox resting orders against the store"),
+      );
+    }, this.#options.reconcileMs);
+    this.#reconciler.unref();
+  }
+
+  /** Lets the resting orders go (the job moves to another instance): fills written so far finish. */
+  async release(): Promise<void> {
+    if (!this.#holding) return;
+    this.#holding = false;
+    clearInterval(this.#reconciler);
+    await this.#reconciling;
+    await this.idle();
+    this.#markets.clear();
+    this.#refs.clear();
+    this.#refOf.clear();
+    this.#owners.clear();
   }
 
   /** Resolves once every fill the feed has produced so far is written (tests, shutdown). */
@@ -202,8 +274,23 @@ export class SandboxExchange {
     };
   }
 
-  /** Puts an open order's unfilled rest on the market's simulated book (after its placement committed). */
+  /**
+   * Puts an open order's unfilled rest on the market's simulated book (after its placement
+   * committed), here if this instance holds the resting orders, else on the holder's.
+   */
   rest(order: OrderRow, market: TradableMarket): void {
+    if (order.status !== "open" || order.amount - order.filled_amount <= 0) return;
+    if (this.#holding) this.#restHere(order, market);
+    else this.#tell({ op: "rest", orderId: order.id, marketId: order.market_id });
+  }
+
+  /** Takes an order off the simulated book (cancelled, expired, settled), wherever it rests. */
+  forget(orderId: string, marketId: string): void {
+    if (this.#holding) this.#forgetHere(orderId, marketId);
+    else this.#tell({ op: "forget", orderId, marketId });
+  }
+
+  #restHere(order: OrderRow, market: TradableMarket): void {
     const remaining = order.amount - order.filled_amount;
     if (order.status !== "open" || remaining <= 0 || this.#refOf.has(order.id)) return;
     const books = this.#booksFor(market, order.price);
@@ -217,8 +304,7 @@ export class SandboxExchange {
     this.live.want([order.market_id]);
   }
 
-  /** Takes an order off the simulated book (cancelled, expired, settled). */
-  forget(orderId: string, marketId: string): void {
+  #forgetHere(orderId: string, marketId: string): void {
     const ref = this.#refOf.get(orderId);
     if (ref === undefined) return;
     const books = this.#markets.get(marketId);
@@ -226,6 +312,58 @@ export class SandboxExchange {
     books?.resting.delete(ref);
     this.#refs.delete(ref);
     this.#refOf.delete(orderId);
+  }
+
+  #tell(message: RestingMessage): void {
+    // No other instance in one process: the holder-to-be loads the order from the store.
+    if (this.bus.kind !== "redis") return;
+    this.bus
+      .publish(SANDBOX_RESTING_CHANNEL, message)
+      .catch((error) =>
+        this.log.warn(
+          { err: error, order_id: message.orderId },
+          "could not tell the holder of sandbox resting orders; its next check of the store will",
+        ),
+      );
+  }
+
+  async #onMessage(message: RestingMessage): Promise<void> {
+    try {
+      if (message.op === "forget") {
+        this.#forgetHere(message.orderId, message.marketId);
+        return;
+      }
+      const order = await orderById(this.db, message.orderId);
+      const market = order && (await tradableMarket(this.db, order.market_id));
+      if (order && market && this.#holding) this.#restHere(order, market);
+    } catch (error) {
+      this.log.warn({ err: error, order_id: message.orderId }, "could not rest a sandbox order");
+    }
+  }
+
+  /**
+   * Makes the resting set what the store says: open orders missing here are rested, orders here
+   * that the store no longer has open (filled, cancelled, wiped) are forgotten. Only orders that
+   * rested here before the store was read can be forgotten: one rested meanwhile was not in its
+   * answer.
+   */
+  async reconcile(): Promise<void> {
+    const before: Array<{ orderId: string; ref: number; marketId: string }> = [];
+    for (const [marketId, books] of this.#markets) {
+      for (const ref of books.resting.keys()) before.push({ orderId: this.#refs.get(ref)!, ref, marketId });
+    }
+    const open = await restingSandboxOrders(this.db);
+    if (!this.#holding) return;
+    const stillOpen = new Set<string>();
+    for (const order of open) {
+      stillOpen.add(order.id);
+      if (this.#refOf.has(order.id)) continue;
+      const market = await tradableMarket(this.db, order.market_id);
+      if (market && this.#holding) this.#restHere(order, market);
+    }
+    for (const { orderId, ref, marketId } of before) {
+      if (!stillOpen.has(orderId) && this.#refOf.get(orderId) === ref) this.#forgetHere(orderId, marketId);
+    }
   }
 
   // --- the real market -----------------------------------------------------------------------------
@@ -301,7 +439,7 @@ export class SandboxExchange {
         if (!order) continue;
         if (order.status !== "open") {
           // Cancelled elsewhere (another instance, a reset): it should not be resting here.
-          this.forget(order.id, order.market_id);
+          this.#forgetHere(order.id, order.market_id);
           continue;
         }
         const cause: FillCause = {

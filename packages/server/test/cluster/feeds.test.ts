@@ -2,7 +2,8 @@
  * A venue's feed as a cluster job, on PostgreSQL + Redis with two instances: only the holder
  * subscribes the venue; its events reach the other instance over the bus (its quotes, books and
  * stream clients follow, each update once), markets wanted on the other instance are added to the
- * holder's feed, and when the holder stops, the other subscribes the venue and its events flow back.
+ * holder's feed, and when the holder stops, the other subscribes the venue (with the markets wanted
+ * on either instance) and its events flow back.
  */
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,18 +20,20 @@ const scaledOut = INFRA_BACKENDS.includes("redis") && STORE_BACKENDS.includes("p
 describe.runIf(scaledOut)("venue feeds once per cluster (PostgreSQL + Redis)", () => {
   let one: TestApp & { schema?: string; redisPrefix: string };
   let two: TestApp;
-  // The feed carries the two most traded (X, Y) and up to two more that someone wants (Z).
+  // The feed carries the three most traded (X, Y, V) and up to three more that someone wants (Z, W).
   const markets = () => [
     testMarket("kalshi", "X"),
     testMarket("kalshi", "Y"),
+    testMarket("kalshi", "V"),
     testMarket("kalshi", "Z", { volume24h: 1_000_000 }),
+    testMarket("kalshi", "W", { volume24h: 1_000_000 }),
   ];
   const venueOne = new TestVenue("kalshi").set(...markets());
   const venueTwo = new TestVenue("kalshi").set(...markets());
   const clients: StreamClient[] = [];
 
   beforeAll(async () => {
-    const config = { jobLeaseSeconds: 3, feedMaxMarketsPerVenue: 2 };
+    const config = { jobLeaseSeconds: 3, feedMaxMarketsPerVenue: 3 };
     one = await createTestApp({
       store: "postgres",
       infra: "redis",
@@ -92,9 +95,14 @@ describe.runIf(scaledOut)("venue feeds once per cluster (PostgreSQL + Redis)", (
   });
 
   it("moves the feed when its holder stops, and the events flow the other way", async () => {
+    // W is wanted on the producer itself: only `one` knows it.
+    one.services.live.want(["kalshi:W"]);
+    await until(() => venueOne.subscribed.has("kalshi:W"));
     await one.services.clusterJobs.stop();
     await until(() => venueTwo.feedHandler !== undefined);
     expect(venueOne.feedHandler).toBeUndefined();
+    // The new producer feeds what was wanted on both instances (`one` told it again).
+    await until(() => venueTwo.subscribed.has("kalshi:W") && venueTwo.subscribed.has("kalshi:Z"));
     // `one` no longer runs background work: as a plain instance it follows the producer's events.
     await one.services.clusterJobs.start();
     expect(one.services.clusterJobs.status()).toMatchObject({ "venue feed: kalshi": "standby" });
