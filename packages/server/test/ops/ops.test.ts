@@ -18,7 +18,13 @@ describe("operations endpoints", () => {
     const ready = await t.app.inject({ method: "GET", url: "/readyz" });
     expect(ready.statusCode).toBe(200);
     // Background work is not started in tests: every cluster job stands by.
-    const standby = { "live fill poller": "standby", "session sweep": "standby", "event pruning": "standby" };
+    const standby = {
+      "live fill poller": "standby",
+      "sandbox matching": "standby",
+      "sandbox order expiry": "standby",
+      "session sweep": "standby",
+      "event pruning": "standby",
+    };
     expect(ready.json()).toEqual({
       status: "ready",
       checks: { store: "ok" },
@@ -44,6 +50,8 @@ describe("operations endpoints", () => {
       const ready = (await t.app.inject({ method: "GET", url: "/readyz" })).json();
       expect(ready.jobs).toEqual({
         "live fill poller": "running",
+        "sandbox matching": "running",
+        "sandbox order expiry": "running",
         "session sweep": "running",
         "event pruning": "running",
       });

@@ -177,11 +177,27 @@ export async function migrate(store: Store, options: { to?: string } = {}): Prom
     // skip creating its own lock table because another suite's schema has one.
     ...(store.schema ? { migrationTableSchema: store.schema } : {}),
   });
-  const { error, results } = options.to
-    ? await migrator.migrateTo(options.to)
-    : await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const { error, results } = options.to
+        ? await migrator.migrateTo(options.to)
+        : await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return { applied: (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName) };
+    } catch (error) {
+      if (attempt >= 5 || !otherSchemaVanished(error, store.schema)) throw error;
+    }
+  }
+}
+
+/**
+ * Kysely's migrator lists the tables of every schema to find its own, and PostgreSQL fails that
+ * listing when another schema is dropped meanwhile (3F000, invalid_schema_name): test suites drop
+ * their schemas while others migrate theirs. Such a failure wrote nothing: the run can be retried.
+ */
+function otherSchemaVanished(error: unknown, own: string | undefined): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === "3F000" && typeof message === "string" && (!own || !message.includes(`"${own}"`));
 }
 
 /** Drops a test schema made by `openStore(…, { schema })`. */
