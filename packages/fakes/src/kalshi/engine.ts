@@ -476,45 +476,108 @@ export function resolveMarket(state: KalshiState, m: KMarket, result: "yes" | "n
 }
 
 /**
- * One simulation step: on each open market, outside flow takes a few contracts off one side, then
- * the house quotes back around the new last price, so books drift with trades. Deterministic: the
- * state RNG is seeded and markets are visited in listing order.
+ * One simulation step. A market with a cross-venue twin follows the shared fair value (`followQuote`);
+ * any other market wanders: outside flow takes a few contracts off one side, then the house quotes
+ * back around the new last price, so its book drifts with trades. Deterministic: the state RNG is
+ * seeded and markets are visited in listing order.
  */
 export function tick(state: KalshiState): void {
+  state.step += 1;
   for (const m of state.marketOrder) {
     if (m.status !== "active") continue;
-    const r = state.rng;
-    if (r.next() < 0.5) {
-      const takerSide: OutcomeSide = r.next() < 0.5 ? "yes" : "no";
-      houseTake(state, m, takerSide, r.int(1, 25) * COUNT_SCALE);
-    }
-    // Refill: top up the side that ran thin near the last price.
-    withDeltas(state, m, () => {
-      const bid = bestBid(m);
-      const ask = bestAsk(m);
-      if (!bid || sizeAt(m.bids) < 20 * COUNT_SCALE) {
-        const p = clampPrice((ask ? ask.price : m.lastPrice) - m.tick * r.int(1, 2), m.tick);
-        if (!ask || p < ask.price)
-          m.bids.push({
-            seq: state.nextSeq(),
-            owner: null,
-            order: null,
-            price: p,
-            remaining: r.int(20, 300) * COUNT_SCALE,
-          });
-      }
-      if (!ask || sizeAt(m.asks) < 20 * COUNT_SCALE) {
-        const b = bestBid(m);
-        const p = clampPrice((b ? b.price : m.lastPrice) + m.tick * r.int(1, 2), m.tick);
-        if (!b || p > b.price)
-          m.asks.push({
-            seq: state.nextSeq(),
-            owner: null,
-            order: null,
-            price: p,
-            remaining: r.int(20, 300) * COUNT_SCALE,
-          });
-      }
-    });
+    const quote = state.fair?.quote("kalshi", m.ticker, state.step);
+    if (quote) followQuote(state, m, quote, state.fair!.flow("kalshi", m.ticker, state.step));
+    else wander(state, m);
   }
+}
+
+function wander(state: KalshiState, m: KMarket): void {
+  const r = state.rng;
+  if (r.next() < 0.5) {
+    const takerSide: OutcomeSide = r.next() < 0.5 ? "yes" : "no";
+    houseTake(state, m, takerSide, r.int(1, 25) * COUNT_SCALE);
+  }
+  // Refill: top up the side that ran thin near the last price.
+  withDeltas(state, m, () => {
+    const bid = bestBid(m);
+    const ask = bestAsk(m);
+    if (!bid || sizeAt(m.bids) < 20 * COUNT_SCALE) {
+      const p = clampPrice((ask ? ask.price : m.lastPrice) - m.tick * r.int(1, 2), m.tick);
+      if (!ask || p < ask.price)
+        m.bids.push({
+          seq: state.nextSeq(),
+          owner: null,
+          order: null,
+          price: p,
+          remaining: r.int(20, 300) * COUNT_SCALE,
+        });
+    }
+    if (!ask || sizeAt(m.asks) < 20 * COUNT_SCALE) {
+      const b = bestBid(m);
+      const p = clampPrice((b ? b.price : m.lastPrice) + m.tick * r.int(1, 2), m.tick);
+      if (!b || p > b.price)
+        m.asks.push({
+          seq: state.nextSeq(),
+          owner: null,
+          order: null,
+          price: p,
+          remaining: r.int(20, 300) * COUNT_SCALE,
+        });
+    }
+  });
+}
+
+/** House levels kept on each side of a followed quote, and how far apart (price units). */
+const LADDER = 5;
+const ladderStep = (m: KMarket) => (m.tick >= 100 ? m.tick : 50);
+
+/**
+ * One step of a market that follows the shared fair value: outside flow takes a few contracts (the
+ * side a lagging quote is mispriced on, when `lean` says so), the house withdraws what is now inside
+ * the quote or far from it, resting user orders the quote has moved through are taken as outside
+ * flow would, and the house tops its ladder back up from the quoted bid and ask outwards.
+ */
+function followQuote(
+  state: KalshiState,
+  m: KMarket,
+  quote: { bid: number; ask: number },
+  lean: OutcomeSide | null,
+): void {
+  const r = state.rng;
+  if (r.next() < 0.5) {
+    const coin = r.next() < 0.5 ? "yes" : "no";
+    houseTake(state, m, lean ?? coin, r.int(1, 25) * COUNT_SCALE);
+  }
+  const step = ladderStep(m);
+  const bid = clampPrice(quote.bid, m.tick);
+  const ask = Math.max(clampPrice(quote.ask, m.tick), bid + m.tick);
+  const lowest = bid - 2 * LADDER * step;
+  const highest = ask + 2 * LADDER * step;
+  withDeltas(state, m, () => {
+    for (const e of m.bids) if (e.owner === null && (e.price > bid || e.price < lowest)) e.remaining = 0;
+    for (const e of m.asks) if (e.owner === null && (e.price < ask || e.price > highest)) e.remaining = 0;
+  });
+  // Users' orders through the new quote: someone takes them, as on a venue whose price moved.
+  if (m.asks.some((e) => e.price <= bid)) houseTake(state, m, "yes", Number.MAX_SAFE_INTEGER, bid);
+  if (m.bids.some((e) => e.price >= ask)) houseTake(state, m, "no", Number.MAX_SAFE_INTEGER, ask);
+  withDeltas(state, m, () => {
+    const houseAt = (book: BookEntry[], price: number) =>
+      book.reduce((n, e) => n + (e.owner === null && e.price === price ? e.remaining : 0), 0);
+    for (let i = 0; i < LADDER; i++) {
+      for (const [book, price] of [
+        [m.bids, bid - i * step],
+        [m.asks, ask + i * step],
+      ] as const) {
+        if (price < m.tick || price > PRICE_SCALE - m.tick) continue;
+        if (houseAt(book, price) >= 20 * COUNT_SCALE) continue;
+        book.push({
+          seq: state.nextSeq(),
+          owner: null,
+          order: null,
+          price,
+          remaining: r.int(20, 300) * COUNT_SCALE,
+        });
+      }
+    }
+  });
 }

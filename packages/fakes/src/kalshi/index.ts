@@ -6,6 +6,7 @@
 import { generateKeyPair } from "node:crypto";
 import { promisify } from "node:util";
 import Fastify from "fastify";
+import { FairValues } from "../fair";
 import { DEFAULT_WORLD, type SeedMarket } from "../world/seed";
 import { type Ctx, errorBody } from "./context";
 import { registerDiscovery } from "./discovery";
@@ -65,7 +66,9 @@ export interface KalshiFake {
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 export async function startKalshiFake(options: KalshiFakeOptions = {}): Promise<KalshiFake> {
-  const state = new KalshiState(options.world ?? DEFAULT_WORLD, options.seed ?? 1);
+  const world = options.world ?? DEFAULT_WORLD;
+  const seed = options.seed ?? 1;
+  const state = new KalshiState(world, seed, Date.now, new FairValues(world, seed));
   const ctx: Ctx = {
     state,
     faults: newFaults(),

@@ -5,6 +5,7 @@
  * documented bid ladders are always exact complements), accounts, orders, fills and trades.
  * Pure data and lookups; the rules that change it live in `engine.ts`.
  */
+import type { FairValues } from "../fair";
 import type { SeedMarket } from "../world/seed";
 import { pathPrice } from "./candles";
 import { COUNT_SCALE, hash32, PRICE_SCALE, Rng, uuidFrom } from "./units";
@@ -230,6 +231,8 @@ export class KalshiState {
    * the live endpoints answer as if they did not exist. Null: nothing is archived yet.
    */
   historicalCutoffMs: number | null = null;
+  /** Simulation steps taken (`tick`): the position on the shared fair-value paths. */
+  step = 0;
   private seqCounter = 0;
   private idCounter = 0;
 
@@ -237,6 +240,8 @@ export class KalshiState {
     readonly world: SeedMarket[],
     readonly seed: number,
     readonly nowMs: () => number = Date.now,
+    /** The cross-venue fair values markets with a twin on the other venue follow; none: all wander. */
+    readonly fair: FairValues | null = null,
   ) {
     this.rng = new Rng(seed);
     buildWorld(this);
@@ -320,14 +325,24 @@ const EVENT_FEE_OVERRIDES: Record<string, { feeType: KFeeType; feeMultiplier: nu
   "KXNFLGAME-26DEC27KCDEN": { feeType: "quadratic", feeMultiplier: 0.5 },
 };
 
+const DEFAULT_FEES = { feeType: "quadratic", feeMultiplier: 1 } as const;
+
 /** A new series with its fees. */
 function newSeries(ticker: string, fields: Omit<KSeries, "ticker" | "feeType" | "feeMultiplier">): KSeries {
-  return { ticker, ...(SERIES_FEES[ticker] ?? { feeType: "quadratic", feeMultiplier: 1 }), ...fields };
+  return { ticker, ...(SERIES_FEES[ticker] ?? DEFAULT_FEES), ...fields };
 }
 
 /** Series ticker: the event ticker's first segment (the seed has no explicit series). */
 function seriesOf(eventTicker: string): string {
   return eventTicker.split("-")[0] ?? eventTicker;
+}
+
+/**
+ * The fee a seed market's fills pay once listed (what `feesOf` answers for it), for the fair-value
+ * model, which sizes cross-venue dislocations by both venues' fees.
+ */
+export function seedFees(s: SeedMarket): { feeType: KFeeType; feeMultiplier: number } {
+  return EVENT_FEE_OVERRIDES[s.eventKey] ?? SERIES_FEES[s.seriesKey ?? seriesOf(s.eventKey)] ?? DEFAULT_FEES;
 }
 
 function statusOf(s: SeedMarket): MarketStatus {
@@ -339,6 +354,11 @@ function statusOf(s: SeedMarket): MarketStatus {
 
 function structureOf(s: SeedMarket): PriceLevelStructure {
   return s.priceLevelStructure ?? (s.tickSize === 0.001 ? "deci_cent" : "linear_cent");
+}
+
+/** A seed market's tick in price units: a cent on `linear_cent`, else the finest 0.001. */
+export function seedTick(s: SeedMarket): number {
+  return structureOf(s) === "linear_cent" ? 100 : 10;
 }
 
 /** A seeded value when the seed gives one, else the generated one (generated either way, so the RNG stream is the same). */
@@ -428,7 +448,7 @@ function buildWorld(state: KalshiState): void {
     }
     const rng = new Rng(hash32(`${state.seed}:${s.key}:stats`));
     const structure = structureOf(s);
-    const tick = structure === "linear_cent" ? 100 : 10;
+    const tick = seedTick(s);
     const price = Math.round((s.yesPrice * PRICE_SCALE) / tick) * tick;
     const closeMs = Date.parse(s.closeTime);
     const opened = s.openTime ?? s.startDate;

@@ -5,6 +5,7 @@
  * See VENUES.md §1.
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { FairValues } from "../fair";
 import { DEFAULT_WORLD, type SeedMarket, seedFor } from "../world/seed";
 import { ApiKeyStore, authRoutes } from "./auth";
 import { clobPublicRoutes } from "./clob";
@@ -72,7 +73,9 @@ export interface PolymarketFake {
 
 export async function startPolymarketFake(options: PolymarketFakeOptions = {}): Promise<PolymarketFake> {
   const seed = options.seed ?? 1;
-  const world = seedFor("polymarket", options.world ?? DEFAULT_WORLD);
+  // The whole world (both venues) defines which markets share a fair value; this fake lists its own.
+  const fullWorld = options.world ?? DEFAULT_WORLD;
+  const world = seedFor("polymarket", fullWorld);
   const clock = options.now ?? Date.now;
   const state = new PolymarketState(
     world,
@@ -123,6 +126,7 @@ export async function startPolymarketFake(options: PolymarketFakeOptions = {}): 
     setVersion: (v) => {
       version = v;
     },
+    fair: new FairValues(fullWorld, seed),
   });
 
   let clobBase: string;

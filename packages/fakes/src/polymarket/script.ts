@@ -4,6 +4,7 @@
  * sockets), count requests per endpoint, and advance the simulation one deterministic step at a time.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FairValues } from "../fair";
 import type { SeedMarket } from "../world/seed";
 import type { PmMarket, PolymarketState, Side } from "./state";
 import { MICRO, PRICE_SCALE, parseScaled, Rng } from "./units";
@@ -225,9 +226,14 @@ export function createScript(deps: {
   ws: () => WsHub | null;
   funders: Map<string, string>;
   setVersion: (v: 2 | 3) => void;
+  /** The cross-venue fair values markets with a twin on the other venue follow; none: all wander. */
+  fair?: FairValues | null;
 }): PolymarketScript {
   const { state, faults } = deps;
+  const fair = deps.fair ?? null;
   const sim = new Rng(state.seed ^ 0x5eed);
+  /** Simulation steps taken: the position on the shared fair-value paths. */
+  let step = 0;
 
   const find = (ref: string): PmMarket => {
     const m = state.resolveMarket(ref) ?? state.markets.find((x) => x.slug === ref || x.id === ref);
@@ -262,8 +268,36 @@ export function createScript(deps: {
       ? { price: price(l[0]), size: size(l[1]) }
       : { price: price(l.price), size: size(l.size) };
 
+  /** The quote last posted on each market that follows the shared fair value. */
+  const posted = new Map<PmMarket, { bid: number; ask: number }>();
+  /**
+   * One step of a market that follows the shared fair value: outside flow takes from the top (the
+   * side a lagging quote is mispriced on, when `lean` says so), and the house requotes from the
+   * quoted bid and ask when they moved (else now and then, as the other markets do).
+   */
+  const followQuote = (m: PmMarket, quote: { bid: number; ask: number }, lean: "yes" | "no" | null) => {
+    const { bid, ask } = state.bestYes(m);
+    if (sim.next() < 0.6 && (bid !== null || ask !== null)) {
+      const coin: Side = sim.next() < 0.5 ? "BUY" : "SELL";
+      const wanted: Side = lean === "yes" ? "BUY" : lean === "no" ? "SELL" : coin;
+      const side: Side = ask === null ? "SELL" : bid === null ? "BUY" : wanted;
+      state.simulatedTake(m, side, side === "BUY" ? ask! : bid!, sim.int(5, 150) * MICRO);
+    }
+    m.fair = Math.round((quote.bid + quote.ask) / 2);
+    const last = posted.get(m);
+    if (last?.bid !== quote.bid || last.ask !== quote.ask || sim.next() < 0.5) {
+      posted.set(m, quote);
+      state.mutate(m, () => {
+        state.quote(m, sim, quote);
+        state.uncross(m);
+      });
+    }
+  };
+
   const stepMarket = (m: PmMarket) => {
     if (m.status !== "open") return;
+    const quote = fair?.quote("polymarket", m.seed.key, step);
+    if (quote) return followQuote(m, quote, fair!.flow("polymarket", m.seed.key, step));
     const { bid, ask } = state.bestYes(m);
     if (sim.next() < 0.6 && (bid !== null || ask !== null)) {
       const side: Side = ask === null ? "SELL" : bid === null ? "BUY" : sim.next() < 0.5 ? "BUY" : "SELL";
@@ -380,6 +414,7 @@ export function createScript(deps: {
     resetRequests: () => faults.counts.clear(),
     tick(n = 1) {
       for (let i = 0; i < n; i += 1) {
+        step += 1;
         state.advanceTrades();
         state.expireOrders(Math.floor(state.clock() / 1000));
         for (const m of state.markets) stepMarket(m);

@@ -168,6 +168,18 @@ function feesFor(s: SeedMarket, startDate: string): PmFees | null {
   };
 }
 
+/**
+ * A market's listing date and fee schedule as the fake derives them from the seed, with the
+ * generator its other listing figures come from next. Exported for the fair-value model, which sizes
+ * cross-venue dislocations by both venues' fees.
+ */
+export function listingOf(seed: number, s: SeedMarket): { startDate: string; fees: PmFees | null; rng: Rng } {
+  const rng = new Rng(hash32(`${seed}:meta:${s.key}`));
+  const created = new Date(Date.parse(s.closeTime) - rng.int(60, 240) * 86_400_000);
+  const startDate = s.openTime ?? s.startDate ?? created.toISOString().replace(/\.\d{3}Z$/, "Z");
+  return { startDate, fees: feesFor(s, startDate), rng };
+}
+
 export interface Wallet {
   address: string;
   /** pUSD micro-units. */
@@ -278,17 +290,14 @@ export class PolymarketState {
       uint256Decimal(`polymarket:token:${s.key}:${outcomes[0]}`),
       uint256Decimal(`polymarket:token:${s.key}:${outcomes[1]}`),
     ];
-    const r = new Rng(hash32(`${this.seed}:meta:${s.key}`));
+    const { startDate, fees, rng: r } = listingOf(this.seed, s);
     const tick = Math.round(s.tickSize * PRICE_SCALE);
     // Polymarket has no pre-open state (VENUES.md §1.2): an "unopened" seed is served as open.
     const status: MarketStatus = s.status === undefined || s.status === "unopened" ? "open" : s.status;
-    const created = new Date(Date.parse(s.closeTime) - r.int(60, 240) * 86_400_000);
     // Generated in this order whether or not the seed overrides them, so other values stay put.
     const genVolume = Math.round(r.next() * 2_000_000 * 100) / 100 + 5_000;
     const genLiquidity = Math.round((r.next() * 80_000 + 2_000) * 100) / 100;
     const baseVolume = s.volume ?? genVolume;
-    const opened = s.openTime ?? s.startDate;
-    const startDate = opened ?? created.toISOString().replace(/\.\d{3}Z$/, "Z");
     return {
       seed: s,
       index,
@@ -317,7 +326,7 @@ export class PolymarketState {
       baseLiquidity: s.liquidity ?? genLiquidity,
       prints: [],
       startDate,
-      fees: feesFor(s, startDate),
+      fees,
     };
   }
 
@@ -453,16 +462,23 @@ export class PolymarketState {
     };
   }
 
-  /** Replace the simulated liquidity with a ladder around `m.fair` (users' orders stay). */
-  quote(m: PmMarket, rng: Rng = this.rng): void {
+  /**
+   * Replace the simulated liquidity with a ladder around `m.fair`, or from a given best bid and ask
+   * outwards (users' orders stay).
+   */
+  quote(m: PmMarket, rng: Rng = this.rng, top?: { bid: number; ask: number }): void {
     m.bids = m.bids.filter((o) => o.owner !== null);
     m.asks = m.asks.filter((o) => o.owner !== null);
     // Levels 0.01 apart on 0.01 markets, 0.005 apart on finer ones; always on the market's tick.
     const step = m.tick >= 100 ? m.tick : Math.ceil(50 / m.tick) * m.tick;
     const snapped = Math.round(m.fair / m.tick) * m.tick;
     const fair = Math.min(PRICE_SCALE - m.tick, Math.max(m.tick, snapped));
-    const bid0 = Math.max(m.tick, fair - step);
-    const ask0 = Math.min(PRICE_SCALE - m.tick, fair + step);
+    const bid0 = top
+      ? Math.min(Math.max(m.tick, Math.floor(top.bid / m.tick) * m.tick), PRICE_SCALE - 2 * m.tick)
+      : Math.max(m.tick, fair - step);
+    const ask0 = top
+      ? Math.max(Math.min(PRICE_SCALE - m.tick, Math.ceil(top.ask / m.tick) * m.tick), bid0 + m.tick)
+      : Math.min(PRICE_SCALE - m.tick, fair + step);
     for (let i = 0; i < 8; i += 1) {
       const size = (rng.int(20, 400) + i * rng.int(50, 250)) * MICRO;
       const bp = bid0 - i * step;
