@@ -56,6 +56,8 @@ import { PriceHistoryService } from "./prices/history";
 import { priceHistoryRoutes } from "./prices/history-routes";
 import { LiveMarkets } from "./prices/ingest";
 import { pricesRoutes } from "./prices/routes";
+import { ArbitrageScanner } from "./prices/scanner";
+import { arbitrageScannerRoutes } from "./prices/scanner-routes";
 import { PricesService } from "./prices/service";
 import type { Runtime } from "./runtime";
 import { SandboxExchange } from "./sandbox/exchange";
@@ -239,6 +241,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     executions,
     (marketId) => prices.priceMicros(marketId),
     holdings,
+    (ids) => orders.marketTitles(ids),
   );
   const webhookDispatcher = new WebhookDispatcher(
     runtime.store.db,
@@ -252,6 +255,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
       accountConcurrency: runtime.config.webhookAccountConcurrency,
       leaseMs: runtime.config.webhookLeaseSeconds * 1000,
       allowPrivateNetworks: runtime.config.webhookAllowPrivateNetworks,
+      allowLoopback: runtime.config.webhookAllowLoopback,
       ...options.webhooks,
     },
   );
@@ -268,6 +272,7 @@ export function createServices(runtime: Runtime, options: ServiceOptions = {}): 
     webhookDispatcher,
     {
       allowPrivateNetworks: runtime.config.webhookAllowPrivateNetworks,
+      allowLoopback: runtime.config.webhookAllowLoopback,
       ...(options.webhooks?.lookup ? { lookup: options.webhooks.lookup } : {}),
     },
   );
@@ -617,6 +622,8 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     catalog: services.catalog,
     venues: services.venues,
     urlsInUse: options.venueUrls ?? {},
+    live: services.live,
+    clock: runtime.clock,
   });
 
   await app.register(pricesRoutes, {
@@ -624,6 +631,18 @@ export async function buildApp(runtime: Runtime, options: BuildOptions = {}): Pr
     compare: services.compare,
     clock: runtime.clock,
   });
+  // Arbitrage over every verified pair, from this instance's live books (prices/scanner.ts).
+  const scanner = new ArbitrageScanner({
+    db: runtime.store.db,
+    events: services.matching,
+    prices: services.prices,
+    live: services.live,
+    compare: services.compare,
+    catalog: services.catalog,
+    clock: runtime.clock,
+    log: app.log,
+  });
+  await app.register(arbitrageScannerRoutes, { scanner });
   await app.register(priceHistoryRoutes, { history: services.history });
   await app.register(streamRoutes);
   // One reader of the shared outbox per instance hands account events to this instance's streams.

@@ -75,6 +75,11 @@ export interface Config {
   kalshiFeedKey: { keyId: string; privateKeyPem: string } | undefined;
   /** Lets webhooks reach private, loopback and other reserved addresses (self-hosting, tests). */
   webhookAllowPrivateNetworks: boolean;
+  /**
+   * Lets webhooks reach loopback receivers, over http too (`crossbook demo` only; no variable sets
+   * it): a receiver on the same machine, such as the agent library's `webhookReceiver`.
+   */
+  webhookAllowLoopback: boolean;
   /** Webhook deliveries in flight at once, over all endpoints, per instance. */
   webhookConcurrency: number;
   /** How long account events are kept for `GET /v1/account/events` (and the outbox), days. */
@@ -321,6 +326,7 @@ export function loadConfig(env: Env = process.env): Config {
     streamUnauthenticatedMax: integer("STREAM_UNAUTHENTICATED_MAX", 1_000, 1, 1_000_000),
     kalshiFeedKey: kalshiFeedKey(),
     webhookAllowPrivateNetworks: boolean("WEBHOOK_ALLOW_PRIVATE_NETWORKS", false),
+    webhookAllowLoopback: false,
     webhookConcurrency: integer("WEBHOOK_CONCURRENCY", 64, 1, 10_000),
     eventRetentionDays: integer("EVENT_RETENTION_DAYS", 30, 1, 3_650),
     webhookAccountConcurrency: integer("WEBHOOK_ACCOUNT_CONCURRENCY", 8, 1, 10_000),

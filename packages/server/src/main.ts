@@ -40,6 +40,12 @@ function positiveInt(value: string): number {
   return Number(value);
 }
 
+function portNumber(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535)
+    throw new InvalidArgumentError("expected a port number from 0 to 65535 (0: any free port)");
+  return Number(value);
+}
+
 function permissionList(value: string): string[] {
   const list = value
     .split(",")
@@ -63,6 +69,12 @@ const program = new Command()
 program
   .command("serve")
   .description("start the HTTP service (HOST, PORT, DATABASE_URL, REDIS_URL, … from the environment)")
+  .addHelpText(
+    "after",
+    `
+If PORT (default 8080) is taken, it stops at once with one line naming it, e.g. "port 8080 is in
+use: run with PORT=8081, or PORT=0 for any free port", and exits with status 1.`,
+  )
   .action(async () => {
     await serve(loadConfig());
   });
@@ -73,9 +85,37 @@ program
     "run the service offline against local fake Polymarket and Kalshi venues, with a demo account and keys",
   )
   .option("--tick-ms <ms>", "how often the fake venues trade and move their books", positiveInt, 1000)
-  .action(async (options: { tickMs: number }) => {
+  .option("--port <port>", "the service's port, instead of PORT (0: any free port)", portNumber)
+  .option(
+    "--data-dir <path>",
+    "keep the demo's data (database, master key, the ids of its keys) in this folder across runs; " +
+      "default: a fresh temporary folder, removed when the demo stops",
+  )
+  .addHelpText(
+    "after",
+    `
+Every demo has its own data, so two demos at once never share a database or revoke each other's
+keys. Without --data-dir (or CROSSBOOK_DATA_DIR) a demo starts empty in a temporary folder that is
+removed when it stops. With --data-dir the account, its keys and sandbox balances carry over, and a
+run revokes only the keys the previous run on that folder created. DATABASE_URL, when set, is used
+as is (its data stays after the demo stops). The other settings come from the environment, as for
+\`crossbook serve\` (HOST, PORT, LOG_LEVEL, …).
+
+The service listens on PORT (default 8080) or --port. If that port is taken, the demo stops at once
+with one line naming it, e.g. "port 8080 is in use: run with --port 8081, or PORT=0 for any free
+port", and exits with status 1; the address it got is printed when it starts.
+
+It prints a live key, a sandbox key (a trading key, at the account tier's request rate) and a
+sandbox agent key (read, trade, manage_orders, at the agent plan's rate: for bots). Webhook
+receivers on this machine (127.0.0.1, ::1, localhost) are allowed, over http too.`,
+  )
+  .action(async (options: { tickMs: number; port?: number; dataDir?: string }) => {
     const { demo } = await import("./demo");
-    await demo(loadConfig(), { tickMs: options.tickMs });
+    await demo({
+      tickMs: options.tickMs,
+      ...(options.port !== undefined ? { port: options.port } : {}),
+      ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    });
   });
 
 program

@@ -52,7 +52,8 @@ export async function serveBare(path: string, options: { post?: boolean } = {}):
   });
 }
 
-async function startChild(
+/** Runs the bench script as a server child (`--child <mode>`); resolves with what it announces. */
+export async function startChild(
   script: string,
   mode: "bare" | "full",
   like?: Ready,
@@ -149,7 +150,7 @@ export async function runPaired(options: PairedOptions): Promise<void> {
 }
 
 /** Stops a server child: SIGTERM (it removes its temp database on exit), SIGKILL if it lingers. */
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGTERM");

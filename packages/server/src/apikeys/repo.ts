@@ -80,3 +80,28 @@ export async function revokedAmong(db: DbOrTrx, ids: readonly string[]): Promise
     .execute();
   return rows.map((r) => r.id);
 }
+
+/** Keys revoked at or after `since` (ISO time), oldest first: the query `revokedSince` runs. */
+export function revokedSinceQuery(db: DbOrTrx, since: string, limit: number) {
+  return db
+    .selectFrom("api_keys")
+    .select(["id", "key_hash", "revoked_at"])
+    .where("revoked_at", "is not", null)
+    .where("revoked_at", ">=", since)
+    .orderBy("revoked_at")
+    .limit(limit);
+}
+
+/**
+ * Keys revoked at or after `since`: how an instance without a shared bus learns of revocations
+ * another process (the CLI) wrote. The partial index on `revoked_at` (migration 024) holds revoked
+ * keys only, so this reads a few index entries, not the table.
+ */
+export async function revokedSince(
+  db: DbOrTrx,
+  since: string,
+  limit: number,
+): Promise<Array<{ id: string; key_hash: string; revoked_at: string }>> {
+  const rows = await revokedSinceQuery(db, since, limit).execute();
+  return rows as Array<{ id: string; key_hash: string; revoked_at: string }>;
+}

@@ -8,6 +8,10 @@
  * instance arrives over the bus (Redis); one made by the CLI on the same SQLite file shows in
  * SQLite's `data_version`, which empties the cache. So the very next request fails; the short TTL
  * is only the backstop for a lost bus message.
+ * Open streams are closed through `onRevoked`. With an in-process bus nothing carries another
+ * process's revocation, so the store is asked every half second for keys revoked since the last look
+ * (on SQLite only after another process committed): a key revoked from the CLI loses its streams
+ * within about a second.
  * `last_used_at` is collected in memory and written in batches, not once per request.
  */
 import { randomBytes } from "node:crypto";
@@ -78,6 +82,14 @@ function outOfScope(scope: KeyScope, environment: KeyEnvironment): AppError {
 export const KEY_PREFIX: Record<KeyEnvironment, string> = { live: "cb_live_", sandbox: "cb_test_" };
 const REVOKED_CHANNEL = "apikeys.revoked";
 const CACHE_TTL_MS = 2_000;
+/** How often an instance without a shared bus looks for revocations written by another process. */
+const REVOCATION_POLL_MS = 500;
+/**
+ * How far back each look reaches before the newest revocation seen: a revocation committed late, or
+ * stamped by a process whose clock is a little behind ours, is still found.
+ */
+const REVOCATION_OVERLAP_MS = 10_000;
+const REVOCATION_BATCH = 1_000;
 const CACHE_MAX_ENTRIES = 50_000;
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -125,6 +137,14 @@ export class ApiKeysService {
   readonly #usage = new Map<string, number>();
   #unsubscribe: (() => Promise<void>) | undefined;
   readonly #revokedListeners = new Set<(keyId: string) => void>();
+  /** The store watch for other processes' revocations (in-process bus only). */
+  #revocationTimer: NodeJS.Timeout | undefined;
+  #revocationCheck: Promise<void> | undefined;
+  /** Revocations already announced here, by key id -> revoked_at (ms), within the overlap window. */
+  readonly #revokedSeen = new Map<string, number>();
+  /** The newest `revoked_at` seen (ms); each look starts REVOCATION_OVERLAP_MS before it. */
+  #revokedWatermark = 0;
+  #revokedResume: number | undefined;
 
   constructor(
     private readonly db: Db,
@@ -136,13 +156,61 @@ export class ApiKeysService {
     private readonly log: Logger = silentLogger,
   ) {}
 
-  /** Listens for revocations made by other instances. */
+  /**
+   * Listens for revocations made by other instances (over the bus) and, when the bus is in-process,
+   * watches the store for revocations made by other processes (the CLI).
+   */
   async start(): Promise<void> {
     this.#unsubscribe = await this.bus.subscribe(REVOKED_CHANNEL, (message) => {
       const { key_hash: hash, key_id: keyId } = message as { key_hash?: unknown; key_id?: unknown };
       if (typeof hash === "string") this.#cache.delete(hash);
       if (typeof keyId === "string") this.#notifyRevoked(keyId);
     });
+    if (this.bus.kind === "memory") this.#watchStoreRevocations();
+  }
+
+  #watchStoreRevocations(): void {
+    this.#revokedWatermark = this.clock.now();
+    let seenVersion = this.externalChangeCounter();
+    this.#revocationTimer = setInterval(() => {
+      if (this.#revocationCheck) return;
+      // SQLite: nothing to read unless another process committed since the last look.
+      const version = this.externalChangeCounter();
+      if (version !== undefined && version === seenVersion) return;
+      this.#revocationCheck = this.#checkStoreRevocations()
+        .then((complete) => {
+          if (complete) seenVersion = version;
+        })
+        .catch((error) => this.log.warn({ err: error }, "could not check the store for revoked keys"))
+        .finally(() => {
+          this.#revocationCheck = undefined;
+        });
+    }, REVOCATION_POLL_MS);
+    this.#revocationTimer.unref();
+  }
+
+  /**
+   * Announces the revocations not seen yet (a revocation made here is announced again: closing a
+   * key's streams twice is harmless). False when there may be more than one batch to read.
+   */
+  async #checkStoreRevocations(): Promise<boolean> {
+    // After a full batch, the next one starts where it ended (the overlap would read it again).
+    const since = isoFromMs(this.#revokedResume ?? this.#revokedWatermark - REVOCATION_OVERLAP_MS);
+    const rows = await repo.revokedSince(this.db, since, REVOCATION_BATCH);
+    for (const row of rows) {
+      const at = Date.parse(row.revoked_at);
+      if (at > this.#revokedWatermark) this.#revokedWatermark = at;
+      if (this.#revokedSeen.has(row.id)) continue;
+      this.#revokedSeen.set(row.id, at);
+      this.#forget(row.key_hash);
+      this.#notifyRevoked(row.id);
+    }
+    for (const [id, at] of this.#revokedSeen) {
+      if (at < this.#revokedWatermark - REVOCATION_OVERLAP_MS) this.#revokedSeen.delete(id);
+    }
+    const complete = rows.length < REVOCATION_BATCH;
+    this.#revokedResume = complete ? undefined : Date.parse(rows[rows.length - 1]!.revoked_at);
+    return complete;
   }
 
   /** Called when a key is revoked here or on another instance (open streams close on it). */
@@ -161,6 +229,8 @@ export class ApiKeysService {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.#revocationTimer);
+    await this.#revocationCheck;
     await this.#unsubscribe?.();
     await this.flushUsage();
   }

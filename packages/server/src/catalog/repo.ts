@@ -117,11 +117,34 @@ export async function findMarkets(db: DbOrTrx, ids: readonly string[]): Promise<
     .execute();
 }
 
+/** The titles of these markets (trading answers name their markets); unknown ids are left out. */
+export async function findMarketTitles(
+  db: DbOrTrx,
+  ids: readonly string[],
+): Promise<Array<{ id: string; title: string }>> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("markets")
+    .select(["id", "title"])
+    .where("id", "in", [...ids])
+    .execute();
+}
+
 /** Every market, or every market of one venue (prices loads these into memory). */
 export async function allMarkets(db: DbOrTrx, venue?: string): Promise<MarketRow[]> {
   let query = db.selectFrom("markets").selectAll();
   if (venue) query = query.where("venue", "=", venue);
   return query.execute();
+}
+
+/**
+ * Every market, or every market of one venue, in id order as the store collates it (the order
+ * `listMarkets` pages in): what the markets listing (listing.ts) holds in memory.
+ */
+export async function marketsInIdOrder(db: DbOrTrx, venue?: string): Promise<MarketRow[]> {
+  let query = db.selectFrom("markets").selectAll();
+  if (venue) query = query.where("venue", "=", venue);
+  return query.orderBy("id").execute();
 }
 
 /** Ids of a venue's open markets, the most traded (24 h volume) first, at most `limit`. */

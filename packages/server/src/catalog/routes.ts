@@ -1,60 +1,22 @@
-/** Markets from the catalog and the venues behind them. */
-import { feesView } from "@crossbook/fees";
+/**
+ * Markets from the catalog and the venues behind them. `GET /v1/markets` pages are answered from
+ * memory (listing.ts) but for a text search (`q`), which the store matches; both, and
+ * `GET /v1/markets/{market_id}`, send JSON written by hand (market-json.ts).
+ */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
-import { Envelope, ok, PagedEnvelope, PageMeta, pageMeta } from "../http/envelope";
+import { Envelope, ok, PagedEnvelope, PageMeta } from "../http/envelope";
 import { AppError } from "../http/errors";
+import type { Clock } from "../infra/clock";
 import type { Db } from "../infra/db/store";
-import { microsToNumber } from "../venues/decimal";
 import type { VenueId } from "../venues/model";
 import type { MarketDataVenue } from "../venues/venue";
-import { storedSchedule } from "./fees";
+import { type LiveFeed, MarketListing } from "./listing";
+import { parseFields, rowJson, writeOne, writePage } from "./market-json";
 import * as repo from "./repo";
-import { MarketListQuery, MarketParams, MarketSchema, VenueSchema } from "./schemas";
+import { MarketListItem, MarketListQuery, MarketParams, MarketQuery, VenueSchema } from "./schemas";
 import type { CatalogService } from "./service";
-
-const num = (v: number | null) => (v === null ? null : microsToNumber(v));
-
-function feesOf(row: repo.MarketRow) {
-  const schedule = storedSchedule(row);
-  return schedule ? feesView(schedule) : null;
-}
-
-export function marketView(row: repo.MarketRow) {
-  const outcomes = JSON.parse(row.outcomes) as {
-    yes: { label: string; venueTokenId: string };
-    no: { label: string; venueTokenId: string };
-  };
-  return {
-    id: row.id,
-    venue: row.venue as VenueId,
-    venue_market_id: row.venue_market_id,
-    event_id: row.event_id,
-    title: row.title,
-    question: row.question,
-    rules: row.rules,
-    settlement_source: row.settlement_source,
-    outcomes: {
-      yes: { label: outcomes.yes.label, token_id: outcomes.yes.venueTokenId },
-      no: { label: outcomes.no.label, token_id: outcomes.no.venueTokenId },
-    },
-    status: row.status as "open" | "closed" | "resolved",
-    resolution: row.resolution as "yes" | "no" | "void" | null,
-    open_time: row.open_time,
-    close_time: row.close_time,
-    tick_size: microsToNumber(row.tick_size),
-    min_size: microsToNumber(row.min_size),
-    volume: microsToNumber(row.volume),
-    volume_24h: microsToNumber(row.volume_24h),
-    liquidity: microsToNumber(row.liquidity),
-    url: row.url,
-    last_price: num(row.last_price),
-    best_bid: num(row.best_bid),
-    best_ask: num(row.best_ask),
-    fees: feesOf(row),
-    updated_at: row.updated_at,
-  };
-}
 
 export interface CatalogRoutesDeps {
   db: Db;
@@ -62,9 +24,28 @@ export interface CatalogRoutesDeps {
   venues: ReadonlyMap<VenueId, MarketDataVenue>;
   /** Base URLs actually configured for each venue. */
   urlsInUse: Record<string, Record<string, string>>;
+  /** Live quotes and feed events (prices' LiveMarkets): the listing shows them as they come. */
+  live: LiveFeed;
+  clock: Clock;
 }
 
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** Sends an already-serialized JSON body: Fastify skips serialization for a string or buffer. */
+function sendSerialized(reply: FastifyReply, body: string | Buffer): FastifyReply {
+  return reply.header("content-type", JSON_TYPE).send(body);
+}
+
+const FIELDS_NOTE =
+  "With `fields` (e.g. `fields=id,title,status,best_bid,best_ask,last_price`) each market has only " +
+  "the named properties, in the order of the full market.";
+
 export const catalogRoutes: FastifyPluginAsyncTypebox<CatalogRoutesDeps> = async (app, deps) => {
+  const listing = new MarketListing(deps.db, deps.live, deps.clock);
+  // Every instance is told of every venue's sync (its own or another's, over the bus).
+  deps.catalog.onChanged((venue) => listing.changed(venue));
+  app.addHook("onClose", async () => listing.close());
+
   app.get(
     "/v1/markets",
     {
@@ -72,23 +53,22 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<CatalogRoutesDeps> = async
       schema: {
         tags: ["markets"],
         summary: "Markets from every enabled venue, filtered and paginated",
+        description: `Ordered by id. ${FIELDS_NOTE}`,
         querystring: MarketListQuery,
-        response: { 200: PagedEnvelope(MarketSchema, PageMeta) },
+        response: { 200: PagedEnvelope(MarketListItem, PageMeta) },
       },
     },
-    async (request) => {
-      const { limit = 50, offset = 0, status = "open", venue, event_id, q } = request.query;
-      const { rows, total } = await repo.listMarkets(
-        deps.db,
-        {
-          ...(venue ? { venue } : {}),
-          ...(status !== "all" ? { status } : {}),
-          ...(event_id ? { eventId: event_id } : {}),
-          ...(q ? { q } : {}),
-        },
-        { limit, offset },
-      );
-      return { success: true as const, data: rows.map(marketView), meta: pageMeta(offset, limit, total) };
+    async (request, reply) => {
+      const { limit = 50, offset = 0, status = "open", venue, event_id, q, fields } = request.query;
+      const shown = parseFields(fields);
+      const filter = {
+        ...(venue ? { venue } : {}),
+        ...(status !== "all" ? { status } : {}),
+        ...(event_id ? { eventId: event_id } : {}),
+      };
+      if (!q) return sendSerialized(reply, await listing.page(filter, { limit, offset }, shown));
+      const { rows, total } = await repo.listMarkets(deps.db, { ...filter, q }, { limit, offset });
+      return sendSerialized(reply, writePage(rows.map(rowJson), shown, { limit, offset }, total));
     },
   );
 
@@ -99,18 +79,21 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<CatalogRoutesDeps> = async
       schema: {
         tags: ["markets"],
         summary: "One market by id (polymarket:<conditionId> or kalshi:<ticker>)",
+        description: FIELDS_NOTE,
         params: MarketParams,
-        response: { 200: Envelope(MarketSchema) },
+        querystring: MarketQuery,
+        response: { 200: Envelope(MarketListItem) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      const shown = parseFields(request.query.fields);
       const row = await repo.findMarket(deps.db, request.params.market_id);
       if (!row) {
         throw new AppError("MARKET_NOT_FOUND", `No market ${request.params.market_id}`, {
           market_id: request.params.market_id,
         });
       }
-      return ok(marketView(row));
+      return sendSerialized(reply, writeOne(rowJson(row), shown));
     },
   );
 

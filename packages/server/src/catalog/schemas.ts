@@ -67,6 +67,22 @@ export const MarketSchema = Type.Object({
   updated_at: Type.String(),
 });
 
+/** A market with `fields=`: the named properties only. */
+export const MarketFieldsSchema = Type.Partial(MarketSchema, {
+  description:
+    "A market as `fields=` asked for it: only the named properties, in the order of the full market",
+});
+
+/** What `GET /v1/markets` lists: full markets, or with `fields=` the named properties of each. */
+export const MarketListItem = Type.Union([MarketSchema, MarketFieldsSchema]);
+
+const FieldsParam = Type.String({
+  maxLength: 500,
+  description:
+    "Comma-separated market properties to return, e.g. `id,title,status,best_bid,best_ask,last_price` " +
+    "(a light listing without the rules text); an unknown name is a 400. Absent: every property",
+});
+
 export const MarketListQuery = Type.Object(
   {
     venue: Type.Optional(StringEnum(VENUE_IDS)),
@@ -77,11 +93,14 @@ export const MarketListQuery = Type.Object(
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+    fields: Type.Optional(FieldsParam),
   },
   { additionalProperties: false },
 );
 
 export const MarketParams = Type.Object({ market_id: Type.String({ minLength: 1, maxLength: 300 }) });
+
+export const MarketQuery = Type.Object({ fields: Type.Optional(FieldsParam) });
 
 export const VenueSchema = Type.Object({
   id: StringEnum(VENUE_IDS),

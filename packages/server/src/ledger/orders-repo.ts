@@ -187,6 +187,75 @@ export async function fillsOf(db: DbOrTrx, orderId: string): Promise<FillRow[]> 
     .execute();
 }
 
+export interface FillFilter {
+  marketId?: string;
+  orderId?: string;
+  /** Recorded at or after this instant (ISO 8601 UTC, as stored). */
+  since?: string;
+}
+
+/** A fill's place in the list order (created_at, then id): what a page cursor stands for. */
+export interface FillPosition {
+  created_at: string;
+  id: string;
+}
+
+/** Where one of the owner's fills stands in the list order; undefined when it is not theirs. */
+export async function fillPosition(db: DbOrTrx, owner: Owner, id: string): Promise<FillPosition | undefined> {
+  return db
+    .selectFrom("fills")
+    .select(["created_at", "id"])
+    .where("id", "=", id)
+    .where("account_id", "=", owner.accountId)
+    .where("environment", "=", owner.environment)
+    .executeTakeFirst();
+}
+
+/**
+ * The owner's fills after `after` (exclusive), oldest first by (created_at, id), up to `limit`.
+ * Without `orderId` it walks `fills_account_time_idx` (migration 023) in order. With one, the owner
+ * is checked on the order (a fill carries its order's account and environment): the order's few
+ * fills are read through `fills_order_cause_idx` and sorted, where an owner condition on `fills`
+ * would send the planner down the account index, past every other fill of the account.
+ */
+export function listFillsQuery(
+  db: DbOrTrx,
+  owner: Owner,
+  filter: FillFilter,
+  after: FillPosition | undefined,
+  limit: number,
+) {
+  let query = db.selectFrom("fills").selectAll();
+  if (filter.orderId) {
+    const ownOrder = db
+      .selectFrom("orders")
+      .select("id")
+      .where("id", "=", filter.orderId)
+      .where("account_id", "=", owner.accountId)
+      .where("environment", "=", owner.environment);
+    query = query.where("order_id", "in", ownOrder);
+  } else {
+    query = query.where("account_id", "=", owner.accountId).where("environment", "=", owner.environment);
+  }
+  if (filter.marketId) query = query.where("market_id", "=", filter.marketId);
+  if (filter.since) query = query.where("created_at", ">=", filter.since);
+  if (after)
+    query = query.where((eb) =>
+      eb(eb.refTuple("created_at", "id"), ">", eb.tuple(after.created_at, after.id)),
+    );
+  return query.orderBy("created_at").orderBy("id").limit(limit);
+}
+
+export async function listFills(
+  db: DbOrTrx,
+  owner: Owner,
+  filter: FillFilter,
+  after: FillPosition | undefined,
+  limit: number,
+): Promise<FillRow[]> {
+  return listFillsQuery(db, owner, filter, after, limit).execute();
+}
+
 /** Every open sandbox order, oldest first (the exchange rebuilds its books from them at start). */
 export async function restingSandboxOrders(db: DbOrTrx): Promise<OrderRow[]> {
   return db

@@ -8,7 +8,7 @@ import type { DbOrTrx } from "../infra/db/store";
 import type { VenueId } from "../venues/model";
 import { type MarketInfo, type MatchRow, type MatchStatus, venueOf, venueRank } from "./pairs";
 import * as repo from "./repo";
-import type { CrossEvent, Polarity, Relation } from "./types";
+import type { CategorizedCrossEvent, CrossEvent, Polarity, Relation } from "./types";
 
 /** A matched pair as the API shows it: the row and both markets (undefined if gone from the catalog). */
 export interface MatchDetail {
@@ -58,7 +58,18 @@ export async function matchDetails(db: DbOrTrx, rows: MatchRow[]): Promise<Match
 /** The event of an event id (`xev_…`), or the event a market belongs to; null if neither. */
 export async function resolveEvent(db: DbOrTrx, eventOrMarketId: string): Promise<CrossEvent | null> {
   const detail = await findEvent(db, eventOrMarketId);
-  if (!detail) return null;
+  return detail ? crossEvent(detail) : null;
+}
+
+/** Every event holding a verified identity or complement pair, with all its pairs (the arbitrage scanner's). */
+export async function eventsWithVerifiedPairs(db: DbOrTrx): Promise<CategorizedCrossEvent[]> {
+  const ids = await repo.eventsWithVerifiedEdges(db);
+  const details = await eventDetails(db, await repo.pairsOfEvents(db, ids));
+  return details.map((detail) => ({ ...crossEvent(detail), category: detail.category }));
+}
+
+/** An event as compare and arbitrage read it: its markets, and its pairs with their caveats parsed. */
+function crossEvent(detail: CrossEventDetail): CrossEvent {
   return {
     id: detail.id,
     title: detail.title,

@@ -223,15 +223,28 @@ export async function eventPairs(db: DbOrTrx, eventId: string): Promise<MatchRow
   return db.selectFrom("matches").selectAll().where("event_id", "=", eventId).orderBy("id").execute();
 }
 
-/** Every pair of these events, oldest first. */
+/** Every pair of these events, oldest first within each chunk of events. */
 export async function pairsOfEvents(db: DbOrTrx, eventIds: readonly string[]): Promise<MatchRow[]> {
-  if (eventIds.length === 0) return [];
-  return db
+  const out: MatchRow[] = [];
+  for (const part of chunks(eventIds)) {
+    out.push(
+      ...(await db.selectFrom("matches").selectAll().where("event_id", "in", part).orderBy("id").execute()),
+    );
+  }
+  return out;
+}
+
+/** The events holding a verified identity or complement pair (what arbitrage can be scanned over). */
+export async function eventsWithVerifiedEdges(db: DbOrTrx): Promise<string[]> {
+  const rows = await db
     .selectFrom("matches")
-    .selectAll()
-    .where("event_id", "in", [...eventIds])
-    .orderBy("id")
+    .select("event_id")
+    .distinct()
+    .where("status", "=", "verified")
+    .where("relation", "in", [...EVENT_RELATIONS])
+    .where("event_id", "is not", null)
     .execute();
+  return rows.map((r) => r.event_id!);
 }
 
 /** The cross-venue event a market belongs to, if any. */

@@ -15,11 +15,11 @@ import {
 import * as reads from "./reads";
 import * as repo from "./repo";
 import { MatchingRunner, type RunnerDeps, type RunSummary } from "./runner";
-import type { CrossEvent, CrossEventLookup } from "./types";
+import type { CategorizedCrossEvent, CrossEvent, CrossEventLookup, VerifiedEventSource } from "./types";
 
 export interface MatchingDeps extends RunnerDeps, CurationDeps {}
 
-export class MatchingService implements CrossEventLookup {
+export class MatchingService implements CrossEventLookup, VerifiedEventSource {
   readonly #runner: MatchingRunner;
   readonly #curation: Curation;
 
@@ -66,6 +66,11 @@ export class MatchingService implements CrossEventLookup {
 
   resolve(eventOrMarketId: string): Promise<CrossEvent | null> {
     return reads.resolveEvent(this.deps.db, eventOrMarketId);
+  }
+
+  /** The events holding a verified identity or complement pair (the arbitrage scanner's universe). */
+  eventsWithVerifiedPairs(): Promise<CategorizedCrossEvent[]> {
+    return reads.eventsWithVerifiedPairs(this.deps.db);
   }
 
   getEvent(eventOrMarketId: string): Promise<reads.CrossEventDetail> {

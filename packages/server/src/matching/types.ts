@@ -106,3 +106,13 @@ export interface CrossEvent {
 export interface CrossEventLookup {
   resolve(eventOrMarketId: string): Promise<CrossEvent | null>;
 }
+
+/** A cross-venue event with its category: its lead market's venue event's, as GET /v1/events shows. */
+export interface CategorizedCrossEvent extends CrossEvent {
+  category: string | null;
+}
+
+/** Lists the events that hold a verified identity or complement pair, each with all its pairs. */
+export interface VerifiedEventSource {
+  eventsWithVerifiedPairs(): Promise<CategorizedCrossEvent[]>;
+}

@@ -10,6 +10,8 @@ export interface TradableMarket {
   venue: VenueId;
   /** The event's title when the market belongs to one, else the market's (position events carry it). */
   title: string;
+  /** The market's own title: `market_title` in answers about orders on it. */
+  marketTitle: string;
   status: MarketStatus;
   resolution: Resolution | null;
   tickSize: number;
@@ -25,6 +27,7 @@ export async function tradableMarket(db: DbOrTrx, id: string): Promise<TradableM
     id: row.id,
     venue: row.venue as VenueId,
     title: row.event_title ?? row.title,
+    marketTitle: row.title,
     status: row.status as MarketStatus,
     resolution: row.resolution as Resolution | null,
     tickSize: Number(row.tick_size),

@@ -1,4 +1,4 @@
-/** Orders over HTTP: place, list, read, explain (fills), cancel one, cancel many. */
+/** Orders over HTTP: place, list, read, explain (fills), cancel one, cancel many; fills across orders. */
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { tradingOwner } from "../http/auth";
@@ -10,6 +10,8 @@ import {
   BulkCancelQuery,
   BulkCancelSchema,
   CancelledOrderSchema,
+  FillListMeta,
+  FillListQuery,
   FillSchema,
   IdempotencyHeaders,
   OrderListItem,
@@ -22,10 +24,14 @@ import type { OrdersService } from "./service";
 
 const n = microsToNumber;
 
-export function orderView(order: OrderRow) {
+/** Market titles by id, read once per answer (OrdersService.marketTitles). */
+type Titles = ReadonlyMap<string, string>;
+
+export function orderView(order: OrderRow, marketTitle: string | null) {
   return {
     id: order.id,
     market_id: order.market_id,
+    market_title: marketTitle,
     platform: order.venue,
     side: order.side as "buy" | "sell",
     outcome: order.outcome as "yes" | "no",
@@ -60,10 +66,14 @@ function cancelledView(order: OrderRow) {
   };
 }
 
-function fillView(fill: FillRow) {
+function fillView(fill: FillRow, titles: Titles) {
   return {
     id: fill.id,
     order_id: fill.order_id,
+    market_id: fill.market_id,
+    market_title: titles.get(fill.market_id) ?? null,
+    side: fill.side as "buy" | "sell",
+    outcome: fill.outcome as "yes" | "no",
     price: n(fill.price),
     size: n(fill.size),
     fee: n(fill.fee),
@@ -93,7 +103,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         request.headers["idempotency-key"],
       );
       if (result.replayed) reply.header("idempotent-replayed", "true");
-      return reply.code(201).send(ok(orderView(result.order)));
+      return reply.code(201).send(ok(orderView(result.order, result.marketTitle)));
     },
   );
 
@@ -115,7 +125,12 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         { status, ...(market_id ? { marketId: market_id } : {}), ...(side ? { side } : {}) },
         { limit, offset },
       );
-      return { success: true as const, data: rows.map(orderView), meta: pageMeta(offset, limit, total) };
+      const titles = await orders.marketTitles(rows.map((row) => row.market_id));
+      return {
+        success: true as const,
+        data: rows.map((row) => orderView(row, titles.get(row.market_id) ?? null)),
+        meta: pageMeta(offset, limit, total),
+      };
     },
   );
 
@@ -130,7 +145,11 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         response: { 200: Envelope(OrderSchema) },
       },
     },
-    async (request) => ok(orderView(await orders.get(tradingOwner(request), request.params.id))),
+    async (request) => {
+      const order = await orders.get(tradingOwner(request), request.params.id);
+      const titles = await orders.marketTitles([order.market_id]);
+      return ok(orderView(order, titles.get(order.market_id) ?? null));
+    },
   );
 
   app.get(
@@ -144,7 +163,41 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
         response: { 200: Envelope(Type.Array(FillSchema)) },
       },
     },
-    async (request) => ok((await orders.fills(tradingOwner(request), request.params.id)).map(fillView)),
+    async (request) => {
+      const fills = await orders.fills(tradingOwner(request), request.params.id);
+      const titles = await orders.marketTitles(fills.map((fill) => fill.market_id));
+      return ok(fills.map((fill) => fillView(fill, titles)));
+    },
+  );
+
+  app.get(
+    "/v1/fills",
+    {
+      config: { auth: "key", permission: "read" },
+      schema: {
+        tags: ["orders"],
+        summary:
+          "The caller's fills across orders in the key's environment, oldest first by (created_at, id), after a cursor",
+        querystring: FillListQuery,
+        response: { 200: PagedEnvelope(FillSchema, FillListMeta) },
+      },
+    },
+    async (request) => {
+      const { market_id, order_id, since, after, limit } = request.query;
+      const page = await orders.listFills(tradingOwner(request), {
+        marketId: market_id,
+        orderId: order_id,
+        since,
+        after,
+        limit,
+      });
+      const titles = await orders.marketTitles(page.fills.map((fill) => fill.market_id));
+      return {
+        success: true as const,
+        data: page.fills.map((fill) => fillView(fill, titles)),
+        meta: { next_after: page.nextAfter, has_more: page.hasMore },
+      };
+    },
   );
 
   app.delete(

@@ -9,6 +9,12 @@ const Outcome = StringEnum(["yes", "no"] as const, {
   description: "The outcome bought or sold; default yes",
 });
 const TimeInForce = StringEnum(["GTC", "GTD", "IOC", "FOK"] as const);
+/** Beside `market_id` on orders, fills and positions: an extension of the spec's fields. */
+export const MarketTitle = Nullable(
+  Type.String({
+    description: "The market's title as the catalog has it; null when the catalog does not know it",
+  }),
+);
 
 export const PlaceOrderBody = Type.Object(
   {
@@ -52,6 +58,7 @@ export const PlaceOrderBody = Type.Object(
 const OrderBase = {
   id: Type.String({ description: "ord_…" }),
   market_id: Type.String(),
+  market_title: MarketTitle,
   platform: Type.String({ description: "The venue: polymarket or kalshi" }),
   side: Side,
   outcome: Outcome,
@@ -137,6 +144,10 @@ export const OrderParams = Type.Object({ id: Type.String({ minLength: 1, maxLeng
 export const FillSchema = Type.Object({
   id: Type.String({ description: "fil_…" }),
   order_id: Type.String(),
+  market_id: Type.String(),
+  market_title: MarketTitle,
+  side: Side,
+  outcome: Outcome,
   price: Type.Number(),
   size: Type.Number(),
   fee: Type.Number(),
@@ -148,6 +159,54 @@ export const FillSchema = Type.Object({
     { additionalProperties: true, description: "The real book level or trade behind the fill" },
   ),
   created_at: Timestamp,
+});
+
+/** `GET /v1/fills` pages: the orders list's limits (spec 8). */
+export const DEFAULT_FILLS_LIMIT = 50;
+export const MAX_FILLS_LIMIT = 100;
+
+export const FillListQuery = Type.Object(
+  {
+    market_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 300, description: "Only this market's fills" }),
+    ),
+    order_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: "Only this order's fills (none when it is not one of the key's orders)",
+      }),
+    ),
+    since: Type.Optional(
+      Type.String({
+        format: "date-time",
+        maxLength: 40,
+        description: "ISO 8601 date-time with a zone: only fills recorded at or after it",
+      }),
+    ),
+    after: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description:
+          "A fill's id (fil_…) from an earlier answer, usually meta.next_after: the fills after it",
+      }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_FILLS_LIMIT, default: DEFAULT_FILLS_LIMIT }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const FillListMeta = Type.Object({
+  next_after: Nullable(
+    Type.String({
+      description:
+        "Pass as `after` for the next page: the last fill's id, or the `after` given when no fill came (null: none yet)",
+    }),
+  ),
+  has_more: Type.Boolean({ description: "More fills match right now" }),
 });
 
 export const IdempotencyHeaders = Type.Object({

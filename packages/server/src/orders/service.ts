@@ -22,7 +22,7 @@ import type { VenueCapabilities } from "../venues/venue";
 import type { Execution, Executions, PlacementHooks } from "./execution";
 import { settledMarketsWithExposure, type TradableMarket, tradableMarket } from "./markets";
 import * as idempotency from "./repo";
-import type { PlaceOrderBody } from "./schemas";
+import { DEFAULT_FILLS_LIMIT, type PlaceOrderBody } from "./schemas";
 
 /** The placement body as the API accepts it (numbers as JSON numbers), from its schema. */
 export type PlaceOrderInput = Static<typeof PlaceOrderBody>;
@@ -32,6 +32,28 @@ export interface PlacementResult {
   statusCode: number;
   order: OrderRow;
   replayed: boolean;
+  /** The market's title as the catalog has it now (null: not in the catalog). */
+  marketTitle: string | null;
+}
+
+/** What newId("fil") makes: a cursor that is not one is refused before any lookup. */
+const FILL_ID = /^fil_[0-9A-Za-z]{1,80}$/;
+
+export interface FillsQuery {
+  marketId?: string | undefined;
+  orderId?: string | undefined;
+  /** ISO 8601 date-time with a zone: fills recorded at or after it. */
+  since?: string | undefined;
+  /** A fill's id from an earlier answer: fills after it in the list order. */
+  after?: string | undefined;
+  limit?: number | undefined;
+}
+
+export interface FillsPage {
+  fills: repo.FillRow[];
+  /** The last fill's id, or the request's own `after` when none came (null without one). */
+  nextAfter: string | null;
+  hasMore: boolean;
 }
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -110,7 +132,8 @@ export class OrdersService {
     try {
       const { market, order } = await this.#validate(owner, input);
       const placed = await this.#place(owner, order, market, key, hash);
-      return { statusCode: 201, order: placed, replayed: false };
+      // The title comes with the market just validated: a placement reads nothing more for it.
+      return { statusCode: 201, order: placed, replayed: false, marketTitle: market.marketTitle };
     } catch (error) {
       // A retry gets the first response (or IDEMPOTENCY_KEY_REUSED for another body) whatever
       // would refuse it now: the market closed, the cash it used is gone, the key is taken.
@@ -140,7 +163,14 @@ export class OrdersService {
     }
     // The order as the first response showed it, not as it is now: a retry sees what the first
     // attempt would have seen.
-    return { statusCode: row.status_code, order: JSON.parse(row.response) as OrderRow, replayed: true };
+    const order = JSON.parse(row.response) as OrderRow;
+    const titles = await this.marketTitles([order.market_id]);
+    return {
+      statusCode: row.status_code,
+      order,
+      replayed: true,
+      marketTitle: titles.get(order.market_id) ?? null,
+    };
   }
 
   /**
@@ -326,9 +356,49 @@ export class OrdersService {
     return repo.fillsOf(this.deps.db, order.id);
   }
 
-  /** Markets' titles as the catalog has them (the console's lists name markets); unknown ids are absent. */
+  /**
+   * The owner's fills across orders, oldest first by (created_at, id), after a fill's id: a bot
+   * reads on from the last fill it handled. A cursor that is not one of the owner's fills (another
+   * account's, the other environment's, or deleted by a sandbox reset) is a 400, as is a `since`
+   * that is no instant.
+   */
+  async listFills(owner: Owner, query: FillsQuery): Promise<FillsPage> {
+    const limit = query.limit ?? DEFAULT_FILLS_LIMIT;
+    const fields: Record<string, string> = {};
+    let since: string | undefined;
+    if (query.since !== undefined) {
+      // The schema checked the shape; this catches what parses to no instant (a leap second).
+      const ms = Date.parse(query.since);
+      if (Number.isNaN(ms)) fields["query.since"] = "must be an ISO 8601 date-time with a zone";
+      // Stored timestamps are UTC with milliseconds: compare like with like.
+      else since = isoFromMs(ms);
+    }
+    if (query.after !== undefined && !FILL_ID.test(query.after))
+      fields["query.after"] = "must be a fill's id (fil_…) from an earlier answer";
+    if (Object.keys(fields).length > 0) throw validationError(fields);
+    let after: repo.FillPosition | undefined;
+    if (query.after !== undefined) {
+      after = await repo.fillPosition(this.deps.db, owner, query.after);
+      if (!after)
+        throw validationError({
+          "query.after":
+            "is not one of this key's fills (a sandbox reset deletes them: read again without after)",
+        });
+    }
+    const filter: repo.FillFilter = {
+      ...(query.marketId ? { marketId: query.marketId } : {}),
+      ...(query.orderId ? { orderId: query.orderId } : {}),
+      ...(since ? { since } : {}),
+    };
+    // One more than asked says whether another page is waiting.
+    const rows = await repo.listFills(this.deps.db, owner, filter, after, limit + 1);
+    const fills = rows.slice(0, limit);
+    return { fills, nextAfter: fills.at(-1)?.id ?? query.after ?? null, hasMore: rows.length > limit };
+  }
+
+  /** Markets' titles as the catalog has them (answers name their markets); unknown ids are absent. */
   async marketTitles(ids: readonly string[]): Promise<Map<string, string>> {
-    const rows = await catalogRepo.findMarkets(this.deps.db, [...new Set(ids)]);
+    const rows = await catalogRepo.findMarketTitles(this.deps.db, [...new Set(ids)]);
     return new Map(rows.map((row) => [row.id, row.title]));
   }
 

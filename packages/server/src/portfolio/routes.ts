@@ -30,19 +30,16 @@ function venueReadView(v: VenueReadView) {
   return { venue: v.venue, status: v.status, reason: v.reason, checked_at: v.checkedAt };
 }
 
-export function positionView({
-  row,
-  source,
-  mark,
-  marketValue,
-  unrealizedPnl,
-  reconciliation,
-}: MarkedPosition) {
+export function positionView(
+  { row, source, mark, marketValue, unrealizedPnl, reconciliation }: MarkedPosition,
+  marketTitle: string | null,
+) {
   // The average over the contracts whose cost crossbook knows (none for a venue-held position).
   const known = row.size - row.unknown_cost_size;
   return {
     id: row.id,
     market_id: row.market_id,
+    market_title: marketTitle,
     platform: row.market_id.slice(0, row.market_id.indexOf(":")),
     source,
     outcome: row.outcome as "yes" | "no",
@@ -108,9 +105,10 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
         { status, ...(market_id ? { marketId: market_id } : {}), ...(outcome ? { outcome } : {}) },
         { limit, offset },
       );
+      const titles = await portfolio.marketTitles(positions.map((p) => p.row.market_id));
       return {
         success: true as const,
-        data: positions.map(positionView),
+        data: positions.map((p) => positionView(p, titles.get(p.row.market_id) ?? null)),
         meta: { ...pageMeta(offset, limit, total), ...(venues ? { venues: venues.map(venueReadView) } : {}) },
       };
     },
@@ -127,7 +125,11 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ portfolio: PortfolioSe
         response: { 200: Envelope(PositionSchema) },
       },
     },
-    async (request) => ok(positionView(await portfolio.get(tradingOwner(request), request.params.id))),
+    async (request) => {
+      const position = await portfolio.get(tradingOwner(request), request.params.id);
+      const titles = await portfolio.marketTitles([position.row.market_id]);
+      return ok(positionView(position, titles.get(position.row.market_id) ?? null));
+    },
   );
 
   app.get(

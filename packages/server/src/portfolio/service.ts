@@ -39,6 +39,9 @@ import {
 /** The current YES price of a market in micro-units, or null when nothing is known. */
 export type YesMark = (marketId: string) => number | null;
 
+/** Markets' titles by id, unknown ids absent (the catalog's, handed in: portfolio does not read it). */
+export type MarketTitles = (ids: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+
 export interface Reconciliation {
   /**
    * match / mismatch: crossbook's size against the venue's; venue_only: a venue-held position;
@@ -89,13 +92,21 @@ export class PortfolioService {
   /**
    * @param executions where the cash and venue holdings of each environment are read
    * @param mismatches counts and logs differences between crossbook's positions and the venues'
+   * @param titles names positions' markets in answers (none known without it)
    */
   constructor(
     private readonly db: Db,
     private readonly executions: Executions,
     private readonly yesMark: YesMark,
     private readonly mismatches?: Pick<VenueHoldings, "noteMismatch">,
+    private readonly titles?: MarketTitles,
   ) {}
+
+  /** The titles of these markets, in one lookup; unknown ids are absent. */
+  async marketTitles(ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
+    if (!this.titles || ids.length === 0) return new Map();
+    return this.titles([...new Set(ids)]);
+  }
 
   /** Every venue answer the executions of the owner's environment give (none for the sandbox). */
   async #venueSnapshots(owner: Owner): Promise<VenueSnapshot[]> {

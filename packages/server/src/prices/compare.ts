@@ -42,14 +42,41 @@ export interface CompareOptions {
 export type Comparison = Static<typeof ComparisonSchema>;
 export type PlatformView = Static<typeof ComparePlatformSchema>;
 export type ArbitrageView = Static<typeof ArbitrageSchema>;
-type LegView = ArbitrageView["legs"][number];
+export type LegView = ArbitrageView["legs"][number];
 
-/** One market as compared: its summary, catalog row, book (null if unavailable) and event-YES leg. */
-interface Side {
+/** One market of a priced pair: its summary, catalog row (fee schedule, minimum size) and book. */
+export interface ArbitrageSide {
   market: MarketSummary;
   row: catalogRepo.MarketRow | undefined;
+  /** Null when no book could be had. */
   book: OrderBook | null;
+}
+
+/** One market as compared: an arbitrage side and which of its outcomes is the event's YES. */
+interface Side extends ArbitrageSide {
   eventYes: Outcome;
+}
+
+/** The better direction's figures at its most profitable size of at least `min_size`. */
+export interface MinSizeFigures {
+  /** The legs, with each one's cost and fees at `size`. */
+  legs: LegView[];
+  size: number;
+  cost: number;
+  fees: number;
+  payout: number;
+  profit: number;
+  avg_edge: number;
+}
+
+/** What compare says of one pair's arbitrage, from two sides' books. */
+export interface PairArbitrage {
+  arbitrage: ArbitrageView | null;
+  reason: Comparison["arbitrage_reason"];
+  /** A verified pair that pays after fees at `min_size` contracts or more (`arbitrage_opportunity`). */
+  opportunity: boolean;
+  /** The figures `best_at_min_size` summarises, when that size pays (whatever the pair's status). */
+  atMinSize: MinSizeFigures | null;
 }
 
 const num = (v: Micros | null | undefined) => (v === null || v === undefined ? null : microsToNumber(v));
@@ -77,6 +104,11 @@ export class CompareService {
   ) {
     this.#lookup = lookup;
     this.#options = { liquidityLevels: 10, maxLevels: 5, ...options };
+  }
+
+  /** ARBITRAGE_MIN_CONTRACTS: the smallest hedged size, in contracts, an opportunity must pay at. */
+  get minContracts(): number {
+    return this.#options.minContracts;
   }
 
   /** Wires the matched-markets lookup after construction (the composition root's order). */
@@ -254,19 +286,35 @@ export class CompareService {
   }
 
   #arbitrage(out: Comparison, pair: CrossEventPair, a: Side, b: Side): void {
+    const priced = this.pairArbitrage(pair, a, b);
+    out.arbitrage = priced.arbitrage;
+    out.arbitrage_reason = priced.reason;
+    out.spread_analysis.arbitrage_opportunity = priced.opportunity;
+  }
+
+  /**
+   * A pair's arbitrage from its two markets' books (A then B, as the pair reads), as this comparison
+   * shows it: the one code path the arbitrage scanner (scanner.ts) shares, so both always agree.
+   * `minContracts` replaces ARBITRAGE_MIN_CONTRACTS (either market's own minimum still applies).
+   */
+  pairArbitrage(
+    pair: CrossEventPair,
+    a: ArbitrageSide,
+    b: ArbitrageSide,
+    minContracts: number = this.#options.minContracts,
+  ): PairArbitrage {
+    const none = { arbitrage: null, opportunity: false, atMinSize: null };
     if (!a.book || !b.book) {
       const missing = [a, b].filter((s) => !s.book).map((s) => s.market.id);
-      out.arbitrage_reason = {
-        code: "book_unavailable",
-        message: `No order book could be had for ${missing.join(" and ")}; prices are from quotes`,
+      return {
+        ...none,
+        reason: {
+          code: "book_unavailable",
+          message: `No order book could be had for ${missing.join(" and ")}; prices are from quotes`,
+        },
       };
-      return;
     }
-    const minSize = Math.max(
-      this.#options.minContracts * MICROS,
-      a.row?.min_size ?? MICROS,
-      b.row?.min_size ?? MICROS,
-    );
+    const minSize = Math.max(minContracts * MICROS, a.row?.min_size ?? MICROS, b.row?.min_size ?? MICROS);
     const result: ArbitrageResult = analyzeArbitrage({
       a: { marketId: a.market.id, venue: a.market.venue, book: a.book, fees: feeModel(a) },
       b: { marketId: b.market.id, venue: b.market.venue, book: b.book, fees: feeModel(b) },
@@ -275,36 +323,49 @@ export class CompareService {
       minSize,
       maxRows: this.#options.maxLevels,
     });
-    if (!result.arbitrageable) {
-      out.arbitrage_reason = { code: result.reason, message: result.message };
-      return;
-    }
+    if (!result.arbitrageable) return { ...none, reason: { code: result.reason, message: result.message } };
     const [best, other] = result.directions;
-    const view = arbitrageView(pair, result.relation, result.minSize, best, other, [a, b]);
-    out.arbitrage = view;
+    const arbitrage = arbitrageView(pair, result.relation, result.minSize, best, other, [a, b]);
     const atMin = best.bestFromMin;
-    const minContracts = microsToNumber(result.minSize);
+    const minSizeContracts = microsToNumber(result.minSize);
     if (!atMin || atMin.profit <= 0) {
-      out.arbitrage_reason =
-        best.best && best.best.profit > 0
-          ? {
-              code: "below_min_size",
-              message: `The edge pays only below the minimum size of ${minContracts} contracts`,
-            }
-          : {
-              code: "no_edge",
-              message: `No hedged size of at least ${minContracts} contracts pays after both venues' fees`,
-            };
-      return;
-    }
-    if (pair.status !== "verified") {
-      out.arbitrage_reason = {
-        code: "pair_not_verified",
-        message: `The pair is ${pair.status}, not verified: the markets may not settle together`,
+      return {
+        arbitrage,
+        opportunity: false,
+        atMinSize: null,
+        reason:
+          best.best && best.best.profit > 0
+            ? {
+                code: "below_min_size",
+                message: `The edge pays only below the minimum size of ${minSizeContracts} contracts`,
+              }
+            : {
+                code: "no_edge",
+                message: `No hedged size of at least ${minSizeContracts} contracts pays after both venues' fees`,
+              },
       };
-      return;
     }
-    out.spread_analysis.arbitrage_opportunity = true;
+    const atMinSize: MinSizeFigures = {
+      legs: legViews(best, [a, b], atMin),
+      size: microsToNumber(atMin.size),
+      cost: microsToNumber(atMin.cost),
+      fees: microsToNumber(atMin.fees),
+      payout: microsToNumber(atMin.payout),
+      profit: microsToNumber(atMin.profit),
+      avg_edge: perContract(atMin),
+    };
+    if (pair.status !== "verified") {
+      return {
+        arbitrage,
+        opportunity: false,
+        atMinSize,
+        reason: {
+          code: "pair_not_verified",
+          message: `The pair is ${pair.status}, not verified: the markets may not settle together`,
+        },
+      };
+    }
+    return { arbitrage, opportunity: true, atMinSize, reason: null };
   }
 }
 
@@ -319,7 +380,7 @@ function notionalOf(levels: readonly BookLevel[]): Micros {
 }
 
 /** The schedule the sandbox would charge this market's fills: its own, else the venue's default. */
-function feeModel(side: Side): FeeModel {
+function feeModel(side: ArbitrageSide): FeeModel {
   return chargedSchedule(side.market.venue, side.row);
 }
 
@@ -353,7 +414,11 @@ function fallbackMarkets(event: CrossEvent, askedId: string): string[] {
   return first ? [first.market_id] : [];
 }
 
-function legViews(direction: DirectionResult, sides: [Side, Side], at: SizeResult | null): LegView[] {
+function legViews(
+  direction: DirectionResult,
+  sides: [ArbitrageSide, ArbitrageSide],
+  at: SizeResult | null,
+): LegView[] {
   return direction.legs.map((leg, i) => {
     const book = sides[i]!.book!;
     const asks = leg.outcome === "yes" ? book.yes.asks : book.no.asks;
@@ -378,7 +443,7 @@ function arbitrageView(
   minSize: Micros,
   best: DirectionResult,
   other: DirectionResult,
-  sides: [Side, Side],
+  sides: [ArbitrageSide, ArbitrageSide],
 ): ArbitrageView {
   // The reported size is the most profitable one; when nothing pays, none (size 0).
   const at = best.best && best.best.profit > 0 ? best.best : null;

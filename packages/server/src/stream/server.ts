@@ -350,8 +350,9 @@ export async function attachStream(app: FastifyInstance, deps: StreamDeps): Prom
   };
   app.server.on("upgrade", onUpgrade);
 
-  // Revocations made by another process on the same store (the CLI) are not announced on the bus:
-  // check the keys behind open connections once a minute.
+  // Revocations made by another process (the CLI) reach onRevoked through the bus (Redis) or the
+  // api-keys store watch (in-process bus); a backstop for anything missed: check the keys behind
+  // open connections once a minute.
   const revocationCheck = setInterval(() => {
     const ids = hub.keyIds();
     if (ids.length === 0) return;

@@ -92,6 +92,8 @@ export interface DispatcherOptions {
   /** When an endpoint that keeps timing out is held back, and for how long (see breaker.ts). */
   breaker: BreakerOptions;
   allowPrivateNetworks: boolean;
+  /** Loopback receivers allowed, over http too (`crossbook demo`). */
+  allowLoopback?: boolean;
   /** How long a claimed attempt is ours before another dispatcher may take it over. */
   leaseMs: number;
   /** How often the outbox is checked for new events when idle. */
@@ -543,6 +545,7 @@ export class WebhookDispatcher {
       headers,
       body,
       allowPrivate: this.#options.allowPrivateNetworks,
+      ...(this.#options.allowLoopback ? { allowLoopback: true } : {}),
       ...(this.#options.lookup ? { lookup: this.#options.lookup } : {}),
     });
   }

@@ -1,5 +1,6 @@
 /**
- * One webhook delivery attempt over HTTPS. The dispatcher decides what to send and when to retry;
+ * One webhook delivery attempt over HTTPS (plain http only to the demo's loopback receivers, see
+ * ssrf.ts). The dispatcher decides what to send and when to retry;
  * this module only makes the POST safely and reports what happened.
  *
  * - The SSRF guard runs on every attempt, and the connection goes to exactly the addresses it
@@ -42,6 +43,8 @@ export interface SendInput {
   headers: Record<string, string>;
   body: string;
   allowPrivate: boolean;
+  /** Loopback receivers allowed, over http too (`crossbook demo`). */
+  allowLoopback?: boolean;
   /** Total budget for the attempt, DNS to last body byte (default 5000 ms, SPEC 6.4). */
   timeoutMs?: number;
   /** Host name resolution for the SSRF guard (tests inject one; default dns.lookup, all addresses). */
@@ -74,8 +77,8 @@ function caKey(ca: CaOption | undefined): string {
 }
 
 function pinnedAgent(url: URL, target: ResolvedAddress, ca: CaOption | undefined): Agent {
-  const port = url.port || "443";
-  const key = `${url.hostname}|${port}|${target.address}|${caKey(ca)}`;
+  const port = url.port || (url.protocol === "http:" ? "80" : "443");
+  const key = `${url.protocol}|${url.hostname}|${port}|${target.address}|${caKey(ca)}`;
   const existing = agents.get(key);
   if (existing) {
     agents.delete(key);
@@ -293,7 +296,7 @@ interface Target {
   path: string;
 }
 
-/** The targets of IP-literal URLs, by allowPrivate and URL (their check involves no DNS). */
+/** The targets of IP-literal URLs, by policy and URL (their check involves no DNS). */
 const targets = new Map<string, Target>();
 const MAX_TARGETS = 1_000;
 
@@ -307,7 +310,7 @@ function target(check: Allowed): Target {
  * anew on every attempt.
  */
 function checkNow(input: SendInput): Target | Refused | Promise<Target | Refused> {
-  const key = `${input.allowPrivate ? "1" : "0"}${input.url}`;
+  const key = `${input.allowPrivate ? "1" : "0"}${input.allowLoopback ? "1" : "0"}${input.url}`;
   const known = targets.get(key);
   if (known) return known;
   const literal = checkWebhookUrlWithoutDns(input.url, input);
@@ -320,6 +323,7 @@ function checkNow(input: SendInput): Target | Refused | Promise<Target | Refused
   }
   return checkWebhookUrl(input.url, {
     allowPrivate: input.allowPrivate,
+    ...(input.allowLoopback ? { allowLoopback: true } : {}),
     ...(input.lookup ? { lookup: input.lookup } : {}),
   }).then((check) => (check.ok ? target(check) : check));
 }

@@ -1,6 +1,7 @@
 /**
- * Webhook registrations: create (HTTPS only, behind the SSRF guard, known event types), list, read,
- * update (events, url, secret rotation, re-enable), delete, send a test, and read delivery records.
+ * Webhook registrations: create (HTTPS only, save the demo's loopback receivers; behind the SSRF
+ * guard; known event types), list, read, update (events, url, secret rotation, re-enable), delete,
+ * send a test, and read delivery records.
  * A webhook belongs to the account and the environment of the key that made it, and receives that
  * account's events of that environment (plus global ones such as market.matched).
  */
@@ -54,6 +55,8 @@ export interface DeliveryLog {
 
 export interface WebhooksOptions {
   allowPrivateNetworks: boolean;
+  /** Loopback receivers allowed, over http too (`crossbook demo`). */
+  allowLoopback?: boolean;
   /** Tests resolve hostnames themselves. */
   lookup?: LookupFn;
 }
@@ -238,6 +241,7 @@ export class WebhooksService {
   async #url(url: string): Promise<string> {
     const checked = await checkWebhookUrl(url, {
       allowPrivate: this.options.allowPrivateNetworks,
+      ...(this.options.allowLoopback ? { allowLoopback: true } : {}),
       ...(this.options.lookup ? { lookup: this.options.lookup } : {}),
     });
     if (!checked.ok) throw validationError({ "body.url": checked.reason });

@@ -6,7 +6,10 @@
  * here (no second DNS lookup), which closes the DNS-rebinding gap between check and connect.
  *
  * `allowPrivate` (self-hosted setups whose receivers live on the LAN) lifts the address and
- * localhost checks, never the https-only and no-credentials rules.
+ * localhost checks, never the https-only and no-credentials rules. `allowLoopback` (`crossbook
+ * demo` only) admits loopback addresses, over http too: a receiver on the same machine, where
+ * nothing crosses a network. Refusals for private addresses name WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+ * the switch a self-hosted server has.
  *
  * Addresses are matched with node:net BlockList against the IANA special-purpose registries
  * (RFC 6890 and successors); IPv6 forms that carry an IPv4 address (IPv4-mapped, NAT64 64:ff9b::/96,
@@ -31,8 +34,17 @@ export type UrlCheck =
 
 export interface UrlCheckOptions {
   allowPrivate: boolean;
+  /** Loopback receivers allowed, over http too (the demo). */
+  allowLoopback?: boolean;
   lookup?: LookupFn;
 }
+
+/** The policies a URL is judged by (what `checkWebhookUrlWithoutDns` depends on). */
+export type UrlPolicy = Pick<UrlCheckOptions, "allowPrivate" | "allowLoopback">;
+
+/** The end of every refusal of a private or reserved target: what a self-hosted server can change. */
+const PUBLIC_ONLY =
+  "webhooks may only reach public addresses (a self-hosted server can allow others with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)";
 
 type Rule = { list: BlockList; reason: string };
 
@@ -179,6 +191,14 @@ function classifyIpv4(ip: string): AddressVerdict {
   return { allowed: true };
 }
 
+/** A loopback address (127.0.0.0/8, ::1, or IPv4-mapped 127.x), in canonical text (normalizeIp). */
+function isLoopback(ip: { ip: string; family: 4 | 6 }): boolean {
+  if (ip.family === 4) return ip.ip.startsWith("127.");
+  const embedded = embeddedIpv4(ip.ip);
+  if (embedded) return embedded.form === "IPv4-mapped" && embedded.v4.startsWith("127.");
+  return ipv6Bytes(ip.ip).every((byte, i) => byte === (i === 15 ? 1 : 0));
+}
+
 /** May a webhook delivery connect to this address? Accepts IPv4/IPv6 text, bracketed or not. */
 export function classifyAddress(ip: string): AddressVerdict {
   const parsed = typeof ip === "string" ? normalizeIp(ip) : null;
@@ -220,20 +240,25 @@ function isLocalhostName(hostname: string): boolean {
  * is an IP literal. Returns null when the host is a name that must be resolved. A pure function of
  * its inputs, so callers may cache what it returns (the sender does, per URL).
  */
-export function checkWebhookUrlWithoutDns(url: string, opts: { allowPrivate: boolean }): UrlCheck | null {
+export function checkWebhookUrlWithoutDns(url: string, opts: UrlPolicy): UrlCheck | null {
   const first = precheck(url, opts);
   return "hostname" in first ? null : first;
 }
 
-function precheck(url: string, opts: { allowPrivate: boolean }): UrlCheck | { url: URL; hostname: string } {
+function precheck(url: string, opts: UrlPolicy): UrlCheck | { url: URL; hostname: string } {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     return refuse("not a valid URL");
   }
-  if (parsed.protocol === "http:") return refuse("webhook URLs must use https; http is not allowed");
-  if (parsed.protocol !== "https:") return refuse(`webhook URLs must use https, not ${parsed.protocol}`);
+  // http passes here only for the demo's loopback receivers; judge() checks every address is one.
+  if (parsed.protocol === "http:" && !opts.allowLoopback)
+    return refuse(
+      "webhook URLs must use https; http is not allowed (`crossbook demo` allows it for receivers on its own machine)",
+    );
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    return refuse(`webhook URLs must use https, not ${parsed.protocol}`);
   if (parsed.username !== "" || parsed.password !== "") {
     return refuse("webhook URLs must not contain credentials (user:password@)");
   }
@@ -242,8 +267,8 @@ function precheck(url: string, opts: { allowPrivate: boolean }): UrlCheck | { ur
 
   const literal = normalizeIp(hostname);
   if (!literal) {
-    if (!opts.allowPrivate && isLocalhostName(hostname)) {
-      return refuse(`${hostname} is a loopback name; webhooks may only reach public addresses`);
+    if (!opts.allowPrivate && !opts.allowLoopback && isLocalhostName(hostname)) {
+      return refuse(`${hostname} is a loopback name; ${PUBLIC_ONLY}`);
     }
     return { url: parsed, hostname };
   }
@@ -260,23 +285,28 @@ function judge(
   parsed: URL,
   hostname: string | null,
   addresses: ResolvedAddress[],
-  opts: { allowPrivate: boolean },
+  opts: UrlPolicy,
 ): UrlCheck {
+  const plainHttp = parsed.protocol === "http:";
   for (const { address } of addresses) {
+    const ip = normalizeIp(address);
+    if (opts.allowLoopback && ip && isLoopback(ip)) continue;
+    if (plainHttp) {
+      return refuse(
+        `http is allowed only for receivers on this machine (loopback); ${hostname ?? address} is not one: use https`,
+      );
+    }
     const verdict = classifyAddress(address);
     if (verdict.allowed) continue;
-    const ip = normalizeIp(address);
     if (opts.allowPrivate && ip) continue;
     if (hostname !== null) {
       return refuse(
         ip
-          ? `${hostname} resolves to a private or reserved address; webhooks may only reach public addresses`
+          ? `${hostname} resolves to a private or reserved address; ${PUBLIC_ONLY}`
           : `${hostname} resolves to something that is not an IP address`,
       );
     }
-    return refuse(
-      `${address} is not a public address (${verdict.reason}); webhooks may only reach public addresses`,
-    );
+    return refuse(`${address} is not a public address (${verdict.reason}); ${PUBLIC_ONLY}`);
   }
   return {
     ok: true,

@@ -180,6 +180,7 @@ describe("permission matrix", () => {
     { method: "GET", url: "/v1/orders/ord_x", route: "/v1/orders/:id", needs: "read" },
     { method: "DELETE", url: "/v1/orders/ord_x", route: "/v1/orders/:id", needs: "manage_orders" },
     { method: "GET", url: "/v1/orders/ord_x/fills", route: "/v1/orders/:id/fills", needs: "read" },
+    { method: "GET", url: "/v1/fills", route: "/v1/fills", needs: "read" },
     { method: "GET", url: "/v1/positions", route: "/v1/positions", needs: "read" },
     { method: "GET", url: "/v1/positions/pos_x", route: "/v1/positions/:id", needs: "read" },
     { method: "GET", url: "/v1/balance", route: "/v1/balance", needs: "read" },
@@ -198,6 +199,7 @@ describe("permission matrix", () => {
       route: "/v1/prices/compare",
       needs: "read",
     },
+    { method: "GET", url: "/v1/arbitrage", route: "/v1/arbitrage", needs: "read" },
     // Matches are shared by every account: reads for any key with read, curation for operators.
     { method: "GET", url: "/v1/matches", route: "/v1/matches", needs: "read" },
     { method: "POST", url: "/v1/matches", route: "/v1/matches", needs: "operator" },

@@ -29,9 +29,11 @@ const README = path.resolve(__dirname, "../../../../README.md");
  * place there. A new example needs a line here; the first test fails until it has one.
  */
 const EXAMPLES: Record<string, { method: string; path: string; status: number }> = {
+  "Markets and venues #1": { method: "get", path: "/v1/markets", status: 200 },
   "Current prices #1": { method: "get", path: "/v1/prices", status: 200 },
   "Price history #1": { method: "get", path: "/v1/prices/history", status: 200 },
   "Comparing prices and arbitrage #1": { method: "get", path: "/v1/prices/compare", status: 200 },
+  "Arbitrage scanner #1": { method: "get", path: "/v1/arbitrage", status: 200 },
   "Events #1": { method: "get", path: "/v1/account/events", status: 200 },
   "Webhooks #1": { method: "post", path: "/v1/webhooks", status: 200 },
 };

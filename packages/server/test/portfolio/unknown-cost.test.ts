@@ -36,7 +36,7 @@ const portfolio = new PortfolioService(null as never, null as never, () => 600_0
 describe("positions with contracts of unknown cost", () => {
   it("values every contract, and measures cost and PnL over the known ones", () => {
     // 4 bought through crossbook for 2.00, 6 taken over from the venue.
-    const view = positionView(portfolio.mark(row({ size: 10_000_000, unknown_cost_size: 6_000_000 })));
+    const view = positionView(portfolio.mark(row({ size: 10_000_000, unknown_cost_size: 6_000_000 })), null);
     expect(view).toMatchObject({
       size: 10,
       unknown_cost_size: 6,
@@ -52,12 +52,13 @@ describe("positions with contracts of unknown cost", () => {
   it("has no average price or unrealized PnL when no contract's cost is known", () => {
     const view = positionView(
       portfolio.mark(row({ size: 5_000_000, unknown_cost_size: 5_000_000, cost_basis: 0 })),
+      null,
     );
     expect(view).toMatchObject({ average_price: null, unrealized_pnl: null, market_value: 3 });
   });
 
   it("is unchanged for positions of known cost", () => {
-    const view = positionView(portfolio.mark(row({ size: 4_000_000 })));
+    const view = positionView(portfolio.mark(row({ size: 4_000_000 })), null);
     expect(view).toMatchObject({
       average_price: 0.5,
       unrealized_pnl: 0.4,

@@ -41,7 +41,7 @@ describe.each(STORE_BACKENDS)("SSRF refusals on %s", (store) => {
     });
     expect(created.statusCode).toBe(400);
     expect(created.json().error.details.fields["body.url"]).toBe(
-      "internal.example.com resolves to a private or reserved address; webhooks may only reach public addresses",
+      "internal.example.com resolves to a private or reserved address; webhooks may only reach public addresses (a self-hosted server can allow others with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)",
     );
     expect(created.body).not.toContain("10.20.30.40");
     expect(created.body).not.toMatch(/10\.0\.0\.0|private network/);
@@ -87,7 +87,7 @@ describe.each(STORE_BACKENDS)("SSRF refusals on %s", (store) => {
       status: "failed",
       response_code: null,
       error:
-        "refused by SSRF guard: hooks.example.com resolves to a private or reserved address; webhooks may only reach public addresses",
+        "refused by SSRF guard: hooks.example.com resolves to a private or reserved address; webhooks may only reach public addresses (a self-hosted server can allow others with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)",
     });
     expect(JSON.stringify(records)).not.toMatch(/169\.254|metadata/);
   });

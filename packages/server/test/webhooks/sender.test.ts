@@ -297,7 +297,7 @@ describe("sendWebhook", () => {
       ok: false,
       status: null,
       error:
-        "refused by SSRF guard: receiver.test resolves to a private or reserved address; webhooks may only reach public addresses",
+        "refused by SSRF guard: receiver.test resolves to a private or reserved address; webhooks may only reach public addresses (a self-hosted server can allow others with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)",
     });
     expect(lookup.calls).toEqual(["receiver.test"]);
     expect(server.requests).toHaveLength(0);

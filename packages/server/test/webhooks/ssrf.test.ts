@@ -257,7 +257,7 @@ describe("checkWebhookUrl", () => {
     expect(result).toEqual({
       ok: false,
       field: "url",
-      reason: `${host} resolves to a private or reserved address; webhooks may only reach public addresses`,
+      reason: `${host} resolves to a private or reserved address; webhooks may only reach public addresses (a self-hosted server can allow others with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true)`,
     });
     // Neither the address nor its range: the guard must not map the internal network for a caller.
     expect(result.ok || result.reason).not.toContain(address);

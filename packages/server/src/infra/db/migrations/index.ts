@@ -27,6 +27,8 @@ import { keyUsage } from "./019_key_usage";
 import { webhookAttemptDetail } from "./020_webhook_attempt_detail";
 import { accountEvents } from "./021_account_events";
 import { jobLeases } from "./022_job_leases";
+import { fillsByAccount } from "./023_fills_by_account";
+import { revokedKeysIndex } from "./024_revoked_keys_index";
 
 export function migrations(dialect: Dialect): Record<string, Migration> {
   return {
@@ -52,5 +54,7 @@ export function migrations(dialect: Dialect): Record<string, Migration> {
     "020_webhook_attempt_detail": webhookAttemptDetail(dialect),
     "021_account_events": accountEvents(dialect),
     "022_job_leases": jobLeases(dialect),
+    "023_fills_by_account": fillsByAccount(dialect),
+    "024_revoked_keys_index": revokedKeysIndex(dialect),
   };
 }
