@@ -14,14 +14,37 @@ import { CrossbookConfigError } from "./errors.js";
 import type { components } from "./generated/api.js";
 import {
   type DataOf,
+  type LogOption,
   type Method,
   type Operation,
   type Path,
+  type RateLimitInfo,
   type RequestOptions,
+  type RetryInfo,
   Transport,
 } from "./http.js";
-import type { OrderRequest } from "./order-types.js";
+import type { Order, OrderRequest, OrderSummary, PlacedOrder } from "./order-types.js";
 import { PriceStream, type PriceStreamOptions } from "./stream.js";
+import type {
+  Account,
+  AccountEvent,
+  Alert,
+  Balance,
+  Candle,
+  Comparison,
+  Event,
+  Fill,
+  Market,
+  MarketListItem,
+  Match,
+  Page,
+  PageMeta,
+  Position,
+  Price,
+  Venue,
+  Webhook,
+  WebhookDelivery,
+} from "./types.js";
 
 /** `production` trades for real with a live key (`cb_live_…`); `sandbox` uses a test key (`cb_test_…`). */
 export type Environment = "production" | "sandbox";
@@ -39,6 +62,20 @@ export interface CrossbookOptions {
   timeoutMs?: number;
   /** A fetch implementation (default the global one). */
   fetch?: typeof fetch;
+  /**
+   * Longest wait for a 429 in ms (default 10,000). When the service asks for longer (its
+   * `Retry-After`), the call throws `CrossbookRateLimitError` at once instead of hanging.
+   */
+  maxRateLimitWaitMs?: number;
+  /** Called before each retry: `{ method, url, attempt, delayMs, reason }`. */
+  onRetry?: (info: RetryInfo) => void;
+  /** Called on every 429 before the client waits (or gives up): `{ method, url, waitMs, limit, remaining, retrying }`. */
+  onRateLimit?: (info: RateLimitInfo) => void;
+  /**
+   * Where the client's notes go: a logger with `debug`, `info` and `warn` (`console` fits), a
+   * function `(level, message)`, or `false`. Default: warnings only, to stderr.
+   */
+  log?: LogOption;
 }
 
 const KEY_ENVIRONMENT: Array<[string, Environment]> = [
@@ -55,15 +92,21 @@ type Schemas = components["schemas"];
 type Data<P extends Path, M extends Method> = DataOf<Operation<P, M>>;
 type Body<P extends Path, M extends Method> = NonNullable<RequestOptions<P, M>["body"]>;
 type Query<P extends Path, M extends Method> = NonNullable<RequestOptions<P, M>["query"]>;
-export interface PageMeta {
-  page?: number;
-  limit?: number;
-  total?: number;
-  [key: string]: unknown;
-}
 
-/** One event of your account, as `GET /v1/account/events` lists it. */
-export type AccountEvent = Data<"/v1/account/events", "get">[number];
+type MarketQuery = Query<"/v1/markets", "get">;
+/**
+ * `markets.list`: whole markets. Should the service offer a `fields` projection, a query that
+ * uses it gets only those fields (`MarketListItem`) and one without it still whole markets.
+ */
+type MarketsList = "fields" extends keyof MarketQuery
+  ? {
+      (query?: MarketQuery & { fields?: undefined }): Promise<Page<Market>>;
+      (query: MarketQuery): Promise<Page<MarketListItem>>;
+    }
+  : (query?: MarketQuery) => Promise<Page<Market>>;
+
+// Still importable from here (the dashboard and the execution helpers do).
+export type { AccountEvent, PageMeta };
 
 export interface AccountEventsOptions {
   /** Start after this event (its `seq` or `id`); default: the cursor's saved seq, else the oldest kept. */
@@ -90,16 +133,19 @@ export interface AccountEventsOptions {
  *
  * @example
  * import { Crossbook } from "@crossbook/agent";
- * const client = new Crossbook({ apiKey: process.env.CROSSBOOK_API_KEY!, environment: "sandbox" });
+ * const client = new Crossbook({ apiKey: process.env.CROSSBOOK_API_KEY ?? "", environment: "sandbox" });
  * const { data: markets } = await client.markets.list({ status: "open", limit: 5 });
  * const order = await client.orders.place({ market_id: markets[0]!.id, side: "buy", price: 0.4, amount: 10 });
  * await client.orders.cancel(order.id);
  */
 export class Crossbook {
+  /** The environment the key belongs to. */
   readonly environment: Environment;
+  /** The transport under every call: `client.http.request(method, path, …)` reaches any endpoint, typed. */
   readonly http: Transport;
   readonly #apiKey: string;
 
+  /** Checks the key against `environment` (nothing is sent on a mismatch) and sets up the transport. */
   constructor(options: CrossbookOptions) {
     const environment = options.environment ?? "sandbox";
     if (environment !== "production" && environment !== "sandbox")
@@ -107,7 +153,9 @@ export class Crossbook {
         `environment must be "production" or "sandbox", not ${String(environment)}`,
       );
     if (typeof options.apiKey !== "string" || options.apiKey.length === 0)
-      throw new CrossbookConfigError("apiKey is required");
+      throw new CrossbookConfigError(
+        "apiKey is required (a cb_test_… or cb_live_… key; scripts usually read it from CROSSBOOK_API_KEY)",
+      );
     const keyEnv = keyEnvironment(options.apiKey);
     if (!keyEnv) throw new CrossbookConfigError("apiKey is not a crossbook key (cb_live_… or cb_test_…)");
     if (keyEnv !== environment)
@@ -123,6 +171,10 @@ export class Crossbook {
       ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
       ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      ...(options.maxRateLimitWaitMs !== undefined ? { maxRateLimitWaitMs: options.maxRateLimitWaitMs } : {}),
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+      ...(options.onRateLimit ? { onRateLimit: options.onRateLimit } : {}),
+      ...(options.log !== undefined ? { log: options.log } : {}),
     });
   }
 
@@ -137,29 +189,36 @@ export class Crossbook {
   }
 
   /** The account the key belongs to. @example const me = await client.account(); */
-  account() {
+  account(): Promise<Account> {
     return this.#data("get", "/v1/account");
   }
 
+  /** Venues and their health. */
   readonly venues = {
     /** Venues and their health. @example const venues = await client.venues.list(); */
-    list: () => this.#data("get", "/v1/venues"),
+    list: (): Promise<Venue[]> => this.#data("get", "/v1/venues"),
   };
 
+  /** Markets of every venue: search and read. */
   readonly markets = {
     /** A page of markets. @example const { data } = await client.markets.list({ venue: "kalshi", limit: 20 }); */
-    list: (query?: Query<"/v1/markets", "get">) => this.#page("/v1/markets", query ? { query } : {}),
-    /** One market. @example const m = await client.markets.get("kalshi:KXFED-26DEC-T4.00"); */
-    get: (marketId: string) =>
-      this.#data("get", "/v1/markets/{market_id}", { params: { market_id: marketId } }),
+    list: ((query?: MarketQuery) => this.#page("/v1/markets", query ? { query } : {})) as MarketsList,
+    /** One market, in full. @example const m = await client.markets.get("kalshi:KXFED-26DEC-T4.00"); */
+    get: (marketId: string): Promise<Market> =>
+      // Asked without a projection, the answer is the whole market.
+      this.#data("get", "/v1/markets/{market_id}", { params: { market_id: marketId } }) as Promise<Market>,
   };
 
+  /** Current prices, candles, cross-venue comparison and the live price stream. */
   readonly prices = {
     /**
      * Current prices of up to 100 markets, keyed by market id.
      * @example const prices = await client.prices.get(["kalshi:A", "polymarket:0x…"], { orderbook: true });
      */
-    get: async (marketIds: readonly string[], options: { orderbook?: boolean; depth?: number } = {}) => {
+    get: async (
+      marketIds: readonly string[],
+      options: { orderbook?: boolean; depth?: number } = {},
+    ): Promise<Record<string, Price>> => {
       const query = {
         market_ids: marketIds.join(","),
         ...(options.orderbook ? { include_orderbook: true } : {}),
@@ -168,11 +227,16 @@ export class Crossbook {
       return this.#data("get", "/v1/prices", { query });
     },
     /** Candles of one market. @example const { data } = await client.prices.history({ market_id: id, interval: "1h" }); */
-    history: (query: Query<"/v1/prices/history", "get">) => this.#page("/v1/prices/history", { query }),
+    history: (query: Query<"/v1/prices/history", "get">): Promise<Page<Candle>> =>
+      this.#page("/v1/prices/history", { query }),
     /**
      * Cross-venue comparison with the arbitrage analysis, by event id or market id.
      * @example const cmp = await client.prices.compare("xev_…"); if (cmp.spread_analysis.arbitrage_opportunity) …
      */
+    compare: (eventOrMarketId: string): Promise<Comparison> =>
+      this.#data("get", "/v1/prices/compare", {
+        query: { event_id: eventOrMarketId } as Query<"/v1/prices/compare", "get">,
+      }),
     /**
      * A live, self-healing stream of price updates: reconnects, re-subscribes, and after a gap in
      * `seq` (or a reconnect) fetches current prices so you never act on a stale quote.
@@ -189,29 +253,27 @@ export class Crossbook {
         fetchPrices: (ids) => this.prices.get(ids) as never,
         ...options,
       }),
-    compare: (eventOrMarketId: string) =>
-      this.#data("get", "/v1/prices/compare", {
-        query: { event_id: eventOrMarketId } as Query<"/v1/prices/compare", "get">,
-      }),
   };
 
+  /** Place, read and cancel orders (sandbox or live, by the key). */
   readonly orders = {
     /**
      * Places an order. An idempotency key is added (and reused across retries) unless you pass one,
      * so a retried placement never makes two orders.
      * @example const o = await client.orders.place({ market_id: id, side: "buy", price: 0.42, amount: 10 });
      */
-    place: (order: OrderRequest, options: { idempotencyKey?: string } = {}) =>
+    place: (order: OrderRequest, options: { idempotencyKey?: string } = {}): Promise<PlacedOrder> =>
       this.#data("post", "/v1/orders", {
         body: order,
         idempotencyKey: options.idempotencyKey ?? order.client_order_id ?? randomUUID(),
       }),
     /** Orders, newest first (default status open). @example const { data } = await client.orders.list({ status: "all" }); */
-    list: (query?: Query<"/v1/orders", "get">) => this.#page("/v1/orders", query ? { query } : {}),
+    list: (query?: Query<"/v1/orders", "get">): Promise<Page<OrderSummary>> =>
+      this.#page("/v1/orders", query ? { query } : {}),
     /** One order, full form. @example const o = await client.orders.get("ord_…"); */
-    get: (id: string) => this.#data("get", "/v1/orders/{id}", { params: { id } }),
+    get: (id: string): Promise<Order> => this.#data("get", "/v1/orders/{id}", { params: { id } }),
     /** The fills of an order, each with its cause. @example const fills = await client.orders.fills("ord_…"); */
-    fills: (id: string) => this.#data("get", "/v1/orders/{id}/fills", { params: { id } }),
+    fills: (id: string): Promise<Fill[]> => this.#data("get", "/v1/orders/{id}/fills", { params: { id } }),
     /** Cancels one order (409 ORDER_NOT_CANCELLABLE when filled or cancelled). @example await client.orders.cancel("ord_…"); */
     cancel: (id: string) => this.#data("delete", "/v1/orders/{id}", { params: { id } }),
     /**
@@ -222,18 +284,21 @@ export class Crossbook {
       this.#data("delete", "/v1/orders", query ? { query } : {}),
   };
 
+  /** Your positions, with PnL. */
   readonly positions = {
     /** Positions with PnL. @example const { data } = await client.positions.list(); */
-    list: (query?: Query<"/v1/positions", "get">) => this.#page("/v1/positions", query ? { query } : {}),
+    list: (query?: Query<"/v1/positions", "get">): Promise<Page<Position>> =>
+      this.#page("/v1/positions", query ? { query } : {}),
     /** One position. @example const p = await client.positions.get("pos_…"); */
-    get: (id: string) => this.#data("get", "/v1/positions/{id}", { params: { id } }),
+    get: (id: string): Promise<Position> => this.#data("get", "/v1/positions/{id}", { params: { id } }),
   };
 
   /** Available, locked and total balance of the key's environment. @example const b = await client.balance(); */
-  balance() {
+  balance(): Promise<Balance> {
     return this.#data("get", "/v1/balance");
   }
 
+  /** Fake money for the sandbox: deposit, withdraw, reset. */
   readonly sandbox = {
     /** Adds fake USDC to the sandbox balance. @example await client.sandbox.deposit(1000); */
     deposit: (amount: number) =>
@@ -248,38 +313,46 @@ export class Crossbook {
       this.#data("post", "/v1/sandbox/reset", body ? { body } : {}),
   };
 
+  /** Pairs of markets on two venues that resolve together. */
   readonly matches = {
     /** Matched pairs. @example const { data } = await client.matches.list({ status: "verified", relation: "identity" }); */
-    list: (query?: Query<"/v1/matches", "get">) => this.#page("/v1/matches", query ? { query } : {}),
+    list: (query?: Query<"/v1/matches", "get">): Promise<Page<Match>> =>
+      this.#page("/v1/matches", query ? { query } : {}),
     /** One pair with its reasons. @example const m = await client.matches.get("mat_…"); */
-    get: (id: string) => this.#data("get", "/v1/matches/{id}", { params: { id } }),
+    get: (id: string): Promise<Match> => this.#data("get", "/v1/matches/{id}", { params: { id } }),
   };
 
+  /** Cross-venue events: the matched markets of one question. */
   readonly events = {
     /** Cross-venue events. @example const { data } = await client.events.list({ status: "verified" }); */
-    list: (query?: Query<"/v1/events", "get">) => this.#page("/v1/events", query ? { query } : {}),
+    list: (query?: Query<"/v1/events", "get">): Promise<Page<Event>> =>
+      this.#page("/v1/events", query ? { query } : {}),
     /** One cross-venue event. @example const e = await client.events.get("xev_…"); */
-    get: (id: string) => this.#data("get", "/v1/events/{event_id}", { params: { event_id: id } }),
+    get: (id: string): Promise<Event> =>
+      this.#data("get", "/v1/events/{event_id}", { params: { event_id: id } }),
   };
 
+  /** Server-side price alerts. */
   readonly alerts = {
     /** Creates a server-side price alert. @example await client.alerts.create({ market_id: id, condition: "price_above", threshold: 0.6 }); */
     create: (body: Body<"/v1/alerts", "post">) => this.#data("post", "/v1/alerts", { body }),
     /** Your alerts. @example const { data } = await client.alerts.list(); */
-    list: (query?: Query<"/v1/alerts", "get">) => this.#page("/v1/alerts", query ? { query } : {}),
+    list: (query?: Query<"/v1/alerts", "get">): Promise<Page<Alert>> =>
+      this.#page("/v1/alerts", query ? { query } : {}),
     /** One alert. @example const a = await client.alerts.get("alt_…"); */
-    get: (id: string) => this.#data("get", "/v1/alerts/{id}", { params: { id } }),
+    get: (id: string): Promise<Alert> => this.#data("get", "/v1/alerts/{id}", { params: { id } }),
     /** Deletes an alert. @example await client.alerts.delete("alt_…"); */
     delete: (id: string) => this.#data("delete", "/v1/alerts/{id}", { params: { id } }),
   };
 
+  /** Webhooks: the service posts your account's events to your URL. */
   readonly webhooks = {
     /** Registers an HTTPS endpoint; the secret is returned once. @example const w = await client.webhooks.create({ url, events: ["order.filled"] }); */
     create: (body: Body<"/v1/webhooks", "post">) => this.#data("post", "/v1/webhooks", { body }),
     /** Your webhooks. @example const list = await client.webhooks.list(); */
-    list: () => this.#data("get", "/v1/webhooks"),
+    list: (): Promise<Webhook[]> => this.#data("get", "/v1/webhooks"),
     /** One webhook. @example const w = await client.webhooks.get("wh_…"); */
-    get: (id: string) => this.#data("get", "/v1/webhooks/{id}", { params: { id } }),
+    get: (id: string): Promise<Webhook> => this.#data("get", "/v1/webhooks/{id}", { params: { id } }),
     /** Changes events, URL or secret, or re-enables. @example await client.webhooks.update(id, { status: "active" }); */
     update: (id: string, body: Body<"/v1/webhooks/{id}", "patch">) =>
       this.#data("patch", "/v1/webhooks/{id}", { params: { id }, body }),
@@ -288,7 +361,10 @@ export class Crossbook {
     /** Sends a webhook.test event now. @example const delivery = await client.webhooks.test("wh_…"); */
     test: (id: string) => this.#data("post", "/v1/webhooks/{id}/test", { params: { id } }),
     /** Recent deliveries, newest first. @example const d = await client.webhooks.deliveries("wh_…", { limit: 20 }); */
-    deliveries: (id: string, query?: Query<"/v1/webhooks/{id}/deliveries", "get">) =>
+    deliveries: (
+      id: string,
+      query?: Query<"/v1/webhooks/{id}/deliveries", "get">,
+    ): Promise<WebhookDelivery[]> =>
       this.#data("get", "/v1/webhooks/{id}/deliveries", { params: { id }, ...(query ? { query } : {}) }),
   };
 

@@ -4,7 +4,7 @@
  * network errors for requests that are safe to repeat), `Retry-After` honoured as a floor, a
  * per-attempt timeout, and error envelopes turned into `CrossbookApiError`.
  */
-import { CrossbookApiError, CrossbookNetworkError } from "./errors.js";
+import { CrossbookApiError, CrossbookNetworkError, CrossbookRateLimitError } from "./errors.js";
 import type { paths } from "./generated/api.js";
 
 export type Method = "get" | "post" | "patch" | "delete";
@@ -34,6 +34,44 @@ export interface RequestOptions<P extends Path, M extends Method> {
   signal?: AbortSignal;
 }
 
+/** A retry the client is about to make. */
+export interface RetryInfo {
+  /** The HTTP method, upper case. */
+  method: string;
+  url: string;
+  /** 1 for the first retry, up to `maxRetries`. */
+  attempt: number;
+  /** How long the client waits before it, ms. */
+  delayMs: number;
+  /** What failed: `503 VENUE_UNAVAILABLE`, `429 RATE_LIMITED`, `ECONNREFUSED 127.0.0.1:8080`… */
+  reason: string;
+}
+
+/** A 429 answer: told before the client waits it out, or before it gives up. */
+export interface RateLimitInfo {
+  /** The HTTP method, upper case. */
+  method: string;
+  url: string;
+  /** The wait before the next attempt, ms (the service's `Retry-After` is its floor). */
+  waitMs: number;
+  /** The key's requests per window (`RateLimit-Limit`), when the service said. */
+  limit?: number;
+  /** Requests left in the window (`RateLimit-Remaining`), when the service said. */
+  remaining?: number;
+  /** False when the client gives up instead of waiting (the wait is past `maxRateLimitWaitMs`, or no retry is left). */
+  retrying: boolean;
+}
+
+export type LogLevel = "debug" | "info" | "warn";
+/** Where the client's own notes go: `console` fits, or any object with these three methods. */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+}
+/** A logger, one function for every level, or `false` for silence. */
+export type LogOption = Logger | ((level: LogLevel, message: string) => void) | false;
+
 export interface TransportOptions {
   baseUrl: string;
   apiKey: string;
@@ -43,10 +81,18 @@ export interface TransportOptions {
   baseDelayMs?: number;
   /** Longest wait between attempts in ms (default 8,000; a longer Retry-After still wins). */
   maxDelayMs?: number;
+  /** Longest wait for a 429 in ms (default 10,000): past it the call throws `CrossbookRateLimitError` at once. */
+  maxRateLimitWaitMs?: number;
   /** Per-attempt timeout in ms (default 30,000). */
   timeoutMs?: number;
   /** A fetch implementation (default the global one). */
   fetch?: typeof fetch;
+  /** Called before each retry. */
+  onRetry?: (info: RetryInfo) => void;
+  /** Called on every 429, before waiting (or giving up). */
+  onRateLimit?: (info: RateLimitInfo) => void;
+  /** The client's notes: each request at `debug`, retries at `info`, rate limits at `warn`. Default: warnings to stderr. */
+  log?: LogOption;
   /** Random source for jitter (tests). */
   random?: () => number;
   /** Sleep (tests). */
@@ -55,6 +101,20 @@ export interface TransportOptions {
 }
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+
+type Log = (level: LogLevel, message: string) => void;
+
+/** Only warnings, to stderr: a library should not chatter, but a stalled call must not be silent. */
+const defaultLog: Log = (level, message) => {
+  if (level === "warn") console.warn(`crossbook: ${message}`);
+};
+
+function toLog(option: LogOption | undefined): Log {
+  if (option === undefined) return defaultLog;
+  if (option === false) return () => {};
+  if (typeof option === "function") return option;
+  return (level, message) => option[level](message);
+}
 
 /** `Retry-After` as milliseconds: delta-seconds or an HTTP date. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
@@ -73,23 +133,34 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
  * const body = await http.request("get", "/v1/orders/{id}", { params: { id: "ord_1" } });
  */
 export class Transport {
-  readonly #options: Required<Omit<TransportOptions, "userAgent">> & { userAgent: string };
+  readonly #options: Required<
+    Omit<TransportOptions, "userAgent" | "onRetry" | "onRateLimit" | "log" | "fetch">
+  > & { userAgent: string; fetch: typeof fetch };
+  readonly #onRetry: TransportOptions["onRetry"];
+  readonly #onRateLimit: TransportOptions["onRateLimit"];
+  readonly #log: Log;
 
   constructor(options: TransportOptions) {
+    const { onRetry, onRateLimit, log, ...rest } = options;
     this.#options = {
       maxRetries: 3,
       baseDelayMs: 250,
       maxDelayMs: 8_000,
+      maxRateLimitWaitMs: 10_000,
       timeoutMs: 30_000,
       fetch: globalThis.fetch.bind(globalThis),
       random: Math.random,
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       userAgent: "crossbook-agent/0.1",
-      ...options,
+      ...rest,
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
     };
+    this.#onRetry = onRetry;
+    this.#onRateLimit = onRateLimit;
+    this.#log = toLog(log);
   }
 
+  /** The service's base URL, without a trailing slash. */
   get baseUrl(): string {
     return this.#options.baseUrl;
   }
@@ -134,30 +205,92 @@ export class Transport {
     // Repeating a request that never got an answer is safe only when the server can tell.
     const safeToRepeat = method === "get" || method === "delete" || options.idempotencyKey !== undefined;
 
+    const verb = method.toUpperCase();
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       const timeout = AbortSignal.timeout(o.timeoutMs);
       const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+      const started = Date.now();
       try {
-        response = await o.fetch(url, { method: method.toUpperCase(), headers, body: payload, signal });
+        response = await o.fetch(url, { method: verb, headers, body: payload, signal });
       } catch (cause) {
         if (options.signal?.aborted) throw cause;
-        const error = new CrossbookNetworkError(
-          `${method.toUpperCase()} ${path as string}: no answer`,
-          cause,
-        );
-        if (!safeToRepeat || attempt >= o.maxRetries) throw error;
-        await o.sleep(this.#backoff(attempt, undefined));
+        const failure = timeout.aborted
+          ? { code: "TIMEOUT", text: `no answer within ${o.timeoutMs} ms` }
+          : describeCause(cause);
+        const last = !safeToRepeat || attempt >= o.maxRetries;
+        if (last) {
+          const tries = attempt > 0 ? ` (${attempt + 1} attempts)` : "";
+          throw new CrossbookNetworkError(
+            `${verb} ${url} failed: ${failure.text}${tries}${networkHint(failure.code, o.baseUrl)}`,
+            cause,
+            { method: verb, url, ...(failure.code ? { code: failure.code } : {}) },
+          );
+        }
+        await this.#retry(verb, url, attempt, this.#backoff(attempt, undefined), failure.text);
         continue;
       }
+      this.#log("debug", `${verb} ${url} -> ${response.status} (${Date.now() - started} ms)`);
       if (response.ok) {
         if (response.status === 204) return undefined as SuccessBody<Operation<P, M>>;
         return (await response.json()) as SuccessBody<Operation<P, M>>;
       }
       const error = await toApiError(response);
+      const reason = `${response.status} ${error.code}`;
+      const exhausted = attempt >= o.maxRetries;
+      if (response.status === 429) {
+        const waitMs = this.#backoff(attempt, error.retryAfterMs);
+        const { limit, remaining } = rateLimitOf(response, error);
+        const tooLong = waitMs > o.maxRateLimitWaitMs;
+        const retrying = !exhausted && !tooLong;
+        this.#hook("onRateLimit", () =>
+          this.#onRateLimit?.({
+            method: verb,
+            url,
+            waitMs,
+            ...(limit !== undefined ? { limit } : {}),
+            ...(remaining !== undefined ? { remaining } : {}),
+            retrying,
+          }),
+        );
+        const quota =
+          limit !== undefined
+            ? ` (limit ${limit}${remaining !== undefined ? `, ${remaining} left` : ""})`
+            : "";
+        if (!retrying) {
+          const why = tooLong
+            ? `${verb} ${url}: asked to wait ${seconds(waitMs)}, more than maxRateLimitWaitMs (${seconds(o.maxRateLimitWaitMs)})${quota}`
+            : `${verb} ${url}: still limited after ${attempt + 1} attempts${quota}; wait ${seconds(waitMs)}`;
+          this.#log("warn", `rate limited, not waiting: ${why}`);
+          throw new CrossbookRateLimitError(error, error.retryAfterMs ?? waitMs, limit, remaining, why);
+        }
+        this.#log("warn", `rate limited: ${verb} ${url}: waiting ${seconds(waitMs)}${quota}`);
+        await this.#retry(verb, url, attempt, waitMs, reason);
+        continue;
+      }
       const retry = RETRYABLE_STATUS.has(response.status) || (response.status === 500 && method === "get");
-      if (!retry || attempt >= o.maxRetries) throw error;
-      await o.sleep(this.#backoff(attempt, error.retryAfterMs));
+      if (!retry || exhausted) throw error;
+      await this.#retry(verb, url, attempt, this.#backoff(attempt, error.retryAfterMs), reason);
+    }
+  }
+
+  /** Tells the hook and the log about a retry, then waits for it. */
+  async #retry(method: string, url: string, attempt: number, delayMs: number, reason: string): Promise<void> {
+    const retry = attempt + 1;
+    this.#log(
+      "info",
+      `retrying ${method} ${url} in ${delayMs} ms (retry ${retry} of ${this.#options.maxRetries}): ${reason}`,
+    );
+    this.#hook("onRetry", () => this.#onRetry?.({ method, url, attempt: retry, delayMs, reason }));
+    await this.#options.sleep(delayMs);
+  }
+
+  /** Runs a hook; one that throws is logged, not allowed to fail the call it watches. */
+  #hook(name: string, run: () => void): void {
+    try {
+      run();
+    } catch (error) {
+      this.#log("warn", `${name} hook threw: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
@@ -189,4 +322,59 @@ async function toApiError(response: Response): Promise<CrossbookApiError> {
     // Not JSON (a proxy's error page): keep the status line.
   }
   return new CrossbookApiError(response.status, code, message, details, requestId, retryAfterMs);
+}
+
+/** `12 s`, `1.5 s`, `250 ms`: waits as a person reads them. */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** The key's limit and what is left of it: the RateLimit-* headers, else the envelope's details. */
+function rateLimitOf(response: Response, error: CrossbookApiError): { limit?: number; remaining?: number } {
+  const read = (header: string, detail: string): number | undefined => {
+    const raw = response.headers.get(`ratelimit-${header}`) ?? response.headers.get(`x-ratelimit-${header}`);
+    const value = raw !== null && raw.trim() !== "" ? Number(raw) : error.details?.[detail];
+    return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+  };
+  const limit = read("limit", "limit");
+  const remaining = read("remaining", "remaining");
+  return { ...(limit !== undefined ? { limit } : {}), ...(remaining !== undefined ? { remaining } : {}) };
+}
+
+/**
+ * What fetch's failure was, from the system error under it: `ECONNREFUSED 127.0.0.1:8080`,
+ * `ENOTFOUND crossbook.invalid`… (fetch itself only says "fetch failed").
+ */
+function describeCause(cause: unknown): { code?: string; text: string } {
+  let inner: unknown = cause;
+  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+  if (!(inner instanceof Error)) return { text: String(cause) };
+  const raw = (inner as Error & { code?: unknown }).code;
+  const code = typeof raw === "string" ? raw : undefined;
+  // Node's "connect ECONNREFUSED 127.0.0.1:8080": the verb adds nothing to the method and URL.
+  let text = inner.message.replace(/^(connect|getaddrinfo|read|write) /, "");
+  if (text === "" && inner instanceof AggregateError)
+    text = inner.errors
+      .map((e: unknown) => (e instanceof Error ? e.message.replace(/^connect /, "") : String(e)))
+      .join(", ");
+  if (text === "") text = code ?? inner.name;
+  else if (code && !text.includes(code)) text = `${code}: ${text}`;
+  return { ...(code ? { code } : {}), text };
+}
+
+const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i;
+
+/** A hint where the fix is likely: a local service not started, or a base URL that does not resolve. */
+function networkHint(code: string | undefined, baseUrl: string): string {
+  let host = "";
+  try {
+    host = new URL(baseUrl).hostname;
+  } catch {
+    // a base URL fetch could not parse has failed with its own message
+  }
+  if (code === "ECONNREFUSED" && LOOPBACK.test(host))
+    return " — is crossbook running? (start it with `npx crossbook demo` or `npx crossbook serve`)";
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+    return ` — check the client's baseUrl (or CROSSBOOK_URL): ${host} does not resolve`;
+  return "";
 }

@@ -2,8 +2,9 @@
  * @crossbook/agent: the client library for trading agents on crossbook.
  *
  * @example
- * import { Crossbook } from "@crossbook/agent";
+ * import { Crossbook, type Market } from "@crossbook/agent";
  * const client = new Crossbook({ apiKey: "cb_test_…", environment: "sandbox", baseUrl: "http://127.0.0.1:8080" });
+ * const market: Market = await client.markets.get("kalshi:KXFED-26DEC-T4.00");
  * console.log(await client.balance());
  */
 
@@ -15,7 +16,12 @@ export {
   type AccountStreamExpired,
   type AccountStreamOptions,
 } from "./account-stream.js";
-export { type AlertFired, AlertWatcher, type AlertWatcherOptions, type Comparison } from "./alerts/local.js";
+export {
+  type AlertComparison,
+  type AlertFired,
+  AlertWatcher,
+  type AlertWatcherOptions,
+} from "./alerts/local.js";
 export {
   type ReceiverOptions,
   type VerifyResult,
@@ -25,13 +31,11 @@ export {
 } from "./alerts/webhooks.js";
 export * from "./backtest/index.js";
 export {
-  type AccountEvent,
   type AccountEventsOptions,
   Crossbook,
   type CrossbookOptions,
   type Environment,
   keyEnvironment,
-  type PageMeta,
 } from "./client.js";
 export { type CursorStore, FileCursorStore, MemoryCursorStore } from "./cursor-store.js";
 export {
@@ -40,7 +44,13 @@ export {
   type RiskStatusSource,
   startDashboard,
 } from "./dashboard/server.js";
-export { CrossbookApiError, CrossbookConfigError, CrossbookNetworkError } from "./errors.js";
+export {
+  CrossbookApiError,
+  CrossbookConfigError,
+  CrossbookNetworkError,
+  CrossbookRateLimitError,
+  type NetworkErrorContext,
+} from "./errors.js";
 export {
   type ExecutionReport,
   type ExecutionStep,
@@ -53,7 +63,16 @@ export {
   split,
 } from "./execution/index.js";
 export type { components, paths } from "./generated/api.js";
-export { parseRetryAfter, Transport, type TransportOptions } from "./http.js";
+export {
+  type Logger,
+  type LogLevel,
+  type LogOption,
+  parseRetryAfter,
+  type RateLimitInfo,
+  type RetryInfo,
+  Transport,
+  type TransportOptions,
+} from "./http.js";
 export type {
   Order,
   OrderRequest,
@@ -64,3 +83,24 @@ export type {
 } from "./order-types.js";
 export * from "./risk/index.js";
 export { type GapInfo, PriceStream, type PriceStreamOptions, type PriceUpdate } from "./stream.js";
+export type {
+  Account,
+  AccountEvent,
+  Alert,
+  Arbitrage,
+  Balance,
+  Candle,
+  Comparison,
+  Event,
+  Fill,
+  Market,
+  MarketListItem,
+  Match,
+  Page,
+  PageMeta,
+  Position,
+  Price,
+  Venue,
+  Webhook,
+  WebhookDelivery,
+} from "./types.js";

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,8 +8,13 @@ import {
   CrossbookApiError,
   CrossbookConfigError,
   CrossbookNetworkError,
+  CrossbookRateLimitError,
+  type LogLevel,
   parseRetryAfter,
+  type RateLimitInfo,
+  type RetryInfo,
   Transport,
+  type TransportOptions,
   writeReport,
 } from "../src/index";
 import { type Demo, startDemo } from "./support/demo";
@@ -38,7 +44,7 @@ describe("environment guard", () => {
 });
 
 describe("transport retries", () => {
-  function scripted(answers: Array<Response | Error>) {
+  function scripted(answers: Array<Response | Error>, options: Partial<TransportOptions> = {}) {
     const seen: Array<{ url: string; headers: Record<string, string> }> = [];
     const fetch = (async (url: string, init: RequestInit) => {
       seen.push({ url, headers: init.headers as Record<string, string> });
@@ -56,6 +62,8 @@ describe("transport retries", () => {
       sleep: async (ms) => {
         slept.push(ms);
       },
+      log: false,
+      ...options,
     });
     return { transport, seen, slept };
   }
@@ -117,10 +125,277 @@ describe("transport retries", () => {
     expect(keyed.seen.map((s) => s.headers["idempotency-key"])).toEqual(["k-1", "k-1"]);
   });
 
+  it("tells onRetry and the log about each retry before waiting", async () => {
+    const told: string[] = [];
+    const retries: RetryInfo[] = [];
+    const { transport, slept } = scripted([error(503, "UNAVAILABLE"), error(502, "BAD_GATEWAY"), ok()], {
+      onRetry: (info) => {
+        retries.push(info);
+        told.push(`retry ${info.attempt}`);
+      },
+      log: (level, message) => told.push(`${level}: ${message}`),
+      sleep: async (ms) => {
+        slept.push(ms);
+        told.push(`sleep ${ms}`);
+      },
+    });
+    await transport.request("get", "/v1/balance");
+    expect(retries).toEqual([
+      {
+        method: "GET",
+        url: "http://svc.test/v1/balance",
+        attempt: 1,
+        delayMs: 125,
+        reason: "503 UNAVAILABLE",
+      },
+      {
+        method: "GET",
+        url: "http://svc.test/v1/balance",
+        attempt: 2,
+        delayMs: 250,
+        reason: "502 BAD_GATEWAY",
+      },
+    ]);
+    // Each retry is announced (log, then hook) before its wait; every answer is logged at debug.
+    const order = told.filter((line) => !line.startsWith("debug"));
+    expect(order).toEqual([
+      "info: retrying GET http://svc.test/v1/balance in 125 ms (retry 1 of 3): 503 UNAVAILABLE",
+      "retry 1",
+      "sleep 125",
+      "info: retrying GET http://svc.test/v1/balance in 250 ms (retry 2 of 3): 502 BAD_GATEWAY",
+      "retry 2",
+      "sleep 250",
+    ]);
+    expect(told.filter((line) => line.startsWith("debug"))).toHaveLength(3);
+    expect(told).toContainEqual(
+      expect.stringMatching(/^debug: GET http:\/\/svc\.test\/v1\/balance -> 200 \(/),
+    );
+  });
+
+  it("waits out a short 429 after saying so (onRateLimit, a warn line), with the key's limit", async () => {
+    const told: string[] = [];
+    const limits: RateLimitInfo[] = [];
+    const logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (message: string) => told.push(`warn: ${message}`),
+    };
+    const limited = error(429, "RATE_LIMITED", {
+      "retry-after": "2",
+      "ratelimit-limit": "60",
+      "ratelimit-remaining": "0",
+    });
+    const { transport } = scripted([limited, ok()], {
+      log: logger,
+      onRateLimit: (info) => {
+        limits.push(info);
+        told.push("onRateLimit");
+      },
+      sleep: async (ms) => {
+        told.push(`sleep ${ms}`);
+      },
+    });
+    await transport.request("get", "/v1/markets", { query: { limit: 5 } });
+    expect(limits).toEqual([
+      {
+        method: "GET",
+        url: "http://svc.test/v1/markets?limit=5",
+        waitMs: 2000,
+        limit: 60,
+        remaining: 0,
+        retrying: true,
+      },
+    ]);
+    expect(told).toEqual([
+      "onRateLimit",
+      "warn: rate limited: GET http://svc.test/v1/markets?limit=5: waiting 2 s (limit 60, 0 left)",
+      "sleep 2000",
+    ]);
+  });
+
+  it("throws CrossbookRateLimitError at once when a 429 asks for longer than maxRateLimitWaitMs", async () => {
+    const limits: RateLimitInfo[] = [];
+    const warnings: string[] = [];
+    const long = () =>
+      new Response(
+        JSON.stringify({
+          success: false,
+          error: {
+            code: "RATE_LIMITED",
+            message: "Rate limit exceeded",
+            details: { limit: 60, remaining: 0, reset_seconds: 34 },
+          },
+        }),
+        { status: 429, headers: { "retry-after": "34" } },
+      );
+    const { transport, slept, seen } = scripted([long(), ok()], {
+      onRateLimit: (info) => limits.push(info),
+      log: (level: LogLevel, message: string) => {
+        if (level === "warn") warnings.push(message);
+      },
+    });
+    const failure = await transport.request("get", "/v1/balance").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CrossbookRateLimitError);
+    expect(failure).toBeInstanceOf(CrossbookApiError); // code checks written for the API error still match
+    expect(failure).toMatchObject({
+      status: 429,
+      code: "RATE_LIMITED",
+      waitMs: 34_000,
+      limit: 60,
+      remaining: 0,
+    });
+    expect((failure as Error).message).toBe(
+      "429 RATE_LIMITED: Rate limit exceeded (GET http://svc.test/v1/balance: asked to wait 34 s, " +
+        "more than maxRateLimitWaitMs (10 s) (limit 60, 0 left))",
+    );
+    expect(seen).toHaveLength(1);
+    expect(slept).toEqual([]);
+    expect(limits).toEqual([
+      {
+        method: "GET",
+        url: "http://svc.test/v1/balance",
+        waitMs: 34_000,
+        limit: 60,
+        remaining: 0,
+        retrying: false,
+      },
+    ]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^rate limited, not waiting: GET http:\/\/svc\.test\/v1\/balance: asked to wait 34 s/,
+      ),
+    ]);
+
+    // A higher bound waits it out.
+    const patient = scripted([long(), ok()], { maxRateLimitWaitMs: 60_000 });
+    await patient.transport.request("get", "/v1/balance");
+    expect(patient.slept).toEqual([34_000]);
+  });
+
+  it("throws CrossbookRateLimitError when the retries run out on 429s", async () => {
+    const answers = Array.from({ length: 2 }, () => error(429, "RATE_LIMITED", { "retry-after": "1" }));
+    const { transport, seen } = scripted(answers, { maxRetries: 1 });
+    const failure = await transport.request("get", "/v1/balance").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CrossbookRateLimitError);
+    expect((failure as Error).message).toMatch(/still limited after 2 attempts; wait 1 s\)$/);
+    expect(seen).toHaveLength(2);
+  });
+
+  it("does not let a throwing hook fail the call", async () => {
+    const warnings: string[] = [];
+    const { transport } = scripted([error(503, "UNAVAILABLE"), ok()], {
+      onRetry: () => {
+        throw new Error("hook bug");
+      },
+      log: (level, message) => {
+        if (level === "warn") warnings.push(message);
+      },
+    });
+    await expect(transport.request("get", "/v1/balance")).resolves.toMatchObject({ success: true });
+    expect(warnings).toEqual(["onRetry hook threw: hook bug"]);
+  });
+
+  it("names the method, URL and system error of a request that got no answer", async () => {
+    const refused = (host: string) =>
+      new TypeError("fetch failed", {
+        cause: Object.assign(new Error(`connect ECONNREFUSED ${host}:8080`), { code: "ECONNREFUSED" }),
+      });
+    const unresolved = new TypeError("fetch failed", {
+      cause: Object.assign(new Error("getaddrinfo ENOTFOUND crossbook.invalid"), { code: "ENOTFOUND" }),
+    });
+    const remote = new Transport({
+      baseUrl: "http://10.1.2.3:8080",
+      apiKey: "cb_test_x",
+      maxRetries: 0,
+      fetch: (async () => {
+        throw refused("10.1.2.3");
+      }) as unknown as typeof fetch,
+    });
+    const failure = await remote.request("get", "/v1/balance").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CrossbookNetworkError);
+    // Not this machine: no "is crossbook running?" hint.
+    expect((failure as Error).message).toBe(
+      "GET http://10.1.2.3:8080/v1/balance failed: ECONNREFUSED 10.1.2.3:8080",
+    );
+    const dns = new Transport({
+      baseUrl: "http://crossbook.invalid",
+      apiKey: "cb_test_x",
+      maxRetries: 0,
+      fetch: (async () => {
+        throw unresolved;
+      }) as unknown as typeof fetch,
+    });
+    const dnsFailure = await dns
+      .request("delete", "/v1/orders/{id}", { params: { id: "ord_1" } })
+      .catch((e: unknown) => e);
+    expect(dnsFailure).toMatchObject({
+      message:
+        "DELETE http://crossbook.invalid/v1/orders/ord_1 failed: ENOTFOUND crossbook.invalid — check the client's baseUrl (or CROSSBOOK_URL): crossbook.invalid does not resolve",
+      method: "DELETE",
+      url: "http://crossbook.invalid/v1/orders/ord_1",
+      code: "ENOTFOUND",
+      cause: unresolved,
+    });
+  });
+
+  it("says a request timed out, after how long", async () => {
+    const hang = (async (_url: string, init: RequestInit) =>
+      new Promise((_resolve, reject) => {
+        init.signal?.addEventListener("abort", () => reject(init.signal?.reason));
+      })) as unknown as typeof fetch;
+    const transport = new Transport({
+      baseUrl: "http://127.0.0.1:9",
+      apiKey: "cb_test_x",
+      maxRetries: 0,
+      timeoutMs: 50,
+      fetch: hang,
+    });
+    const failure = await transport.request("get", "/v1/balance").catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CrossbookNetworkError);
+    expect(failure).toMatchObject({
+      message: "GET http://127.0.0.1:9/v1/balance failed: no answer within 50 ms",
+      code: "TIMEOUT",
+    });
+  });
+
   it("reads Retry-After as seconds or a date", () => {
     expect(parseRetryAfter("3")).toBe(3000);
     expect(parseRetryAfter(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
     expect(parseRetryAfter(null)).toBeUndefined();
+  });
+});
+
+describe("a crossbook that is not running", () => {
+  it("is named with the method, URL and ECONNREFUSED, and a hint to start it; the cause is kept", async () => {
+    // A port that was just free: nothing listens on it.
+    const port = await new Promise<number>((resolve) => {
+      const server = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+    const retries: RetryInfo[] = [];
+    const client = new Crossbook({
+      apiKey: "cb_test_nobody",
+      baseUrl: `http://127.0.0.1:${port}`,
+      onRetry: (info) => retries.push(info),
+    });
+    const failure = await client.markets.list({ limit: 1 }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CrossbookNetworkError);
+    expect((failure as Error).message).toBe(
+      `GET http://127.0.0.1:${port}/v1/markets?limit=1 failed: ECONNREFUSED 127.0.0.1:${port} (4 attempts)` +
+        " — is crossbook running? (start it with `npx crossbook demo` or `npx crossbook serve`)",
+    );
+    expect(failure).toMatchObject({ method: "GET", code: "ECONNREFUSED" });
+    const cause = (failure as CrossbookNetworkError).cause as Error & { cause?: { code?: string } };
+    expect(cause).toBeInstanceOf(TypeError); // what fetch threw, with the system error under it
+    expect(cause.cause?.code).toBe("ECONNREFUSED");
+    // A GET is safe to repeat: three retries, each told to onRetry with the cause.
+    expect(retries.map((r) => [r.attempt, r.reason])).toEqual([
+      [1, `ECONNREFUSED 127.0.0.1:${port}`],
+      [2, `ECONNREFUSED 127.0.0.1:${port}`],
+      [3, `ECONNREFUSED 127.0.0.1:${port}`],
+    ]);
   });
 });
 

@@ -10,7 +10,7 @@ import { type Demo, startDemo } from "./support/demo";
 const run = promisify(execFile);
 const example = (name: string) => fileURLToPath(new URL(`../examples/${name}.ts`, import.meta.url));
 
-/** The three example agents, each run for a few seconds against `crossbook demo`. */
+/** The example agents, each run for a few seconds against `crossbook demo`, and the webhook receiver. */
 describe("examples run against crossbook demo", () => {
   let demo: Demo;
   beforeAll(async () => {
@@ -59,6 +59,28 @@ describe("examples run against crossbook demo", () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("webhook receiver on loopback gets the demo's events, every signature verified", async () => {
+    // Up to 30 s to wait for the events; it stops as soon as the deposit, order and fill arrived.
+    const { stdout } = await run(
+      process.execPath,
+      ["--conditions=crossbook-source", "--import", "tsx", example("webhook-receiver"), "30"],
+      {
+        env: { ...process.env, CROSSBOOK_URL: demo.url, CROSSBOOK_API_KEY: demo.sandboxKey },
+        timeout: 60_000,
+      },
+    );
+    expect(stdout).toMatch(/receiving at http:\/\/127\.0\.0\.1:\d+\/\S+ \(webhook wh_/);
+    const order = /placed (ord_\S+) on/.exec(stdout)?.[1];
+    expect(order).toBeDefined();
+    // onEvent runs only for a delivery whose signature and timestamp verified.
+    expect(stdout).toMatch(/received deposit\.completed 100 USDC \(delivery whd_\S+, signature verified\)/);
+    for (const type of ["order.created", "order.filled"])
+      expect(stdout).toContain(`received ${type} ${order} (delivery whd_`);
+    expect(stdout).not.toContain("refused a delivery");
+    expect(stdout).not.toContain("out of time");
+    expect(stdout).toMatch(/done: \d+ event\(s\) received \(.*\), 0 delivery\(ies\) refused/);
+  }, 90_000);
 
   it("momentum trader follows the stream and exits", async () => {
     const { stdout } = await start("momentum");

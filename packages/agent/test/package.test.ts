@@ -7,44 +7,37 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installTarball, linkFromRepo, PACKAGE_DIR, packAgent, REPO_MODULES } from "./support/pack";
 
 const run = promisify(execFile);
-const packageDir = fileURLToPath(new URL("..", import.meta.url));
-const repoModules = fileURLToPath(new URL("../../../node_modules", import.meta.url));
+
+/** The relative link targets of a Markdown file's `[text](target)` links, without their `#anchor`. */
+function relativeLinks(markdown: string): string[] {
+  const targets = [...markdown.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((m) => m[1]!);
+  return targets
+    .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith("#"))
+    .map((t) => t.replace(/#.*$/, ""));
+}
 
 describe("the published package", () => {
+  let root: string;
   let consumer: string;
   let files: string[];
-  // `npm pack` builds dist/ in the package: leave the tree as it was found.
-  const dist = path.join(packageDir, "dist");
-  const hadBuild = fs.existsSync(dist);
   beforeAll(async () => {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "cb-agent-pack-"));
+    root = fs.mkdtempSync(path.join(os.tmpdir(), "cb-agent-pack-"));
     consumer = path.join(root, "consumer");
-    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", root], {
-      cwd: packageDir,
-      timeout: 120_000,
-    });
-    const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{
-      filename: string;
-      files: Array<{ path: string }>;
-    }>;
-    files = packed!.files.map((f) => f.path);
-    const installed = path.join(consumer, "node_modules", "@crossbook", "agent");
-    fs.mkdirSync(installed, { recursive: true });
-    await run("tar", ["-xzf", path.join(root, packed!.filename), "-C", installed, "--strip-components=1"]);
-    // Its dependencies (and Node's types, for the type check) as npm would install them.
-    for (const dep of ["ws", "commander", "@modelcontextprotocol", "@types"]) {
-      fs.symlinkSync(path.join(repoModules, dep), path.join(consumer, "node_modules", dep));
-    }
+    const packed = await packAgent(root);
+    files = packed.files;
+    fs.mkdirSync(consumer);
     fs.writeFileSync(path.join(consumer, "package.json"), JSON.stringify({ type: "module", private: true }));
-  }, 180_000);
+    await installTarball(consumer, packed.tarball);
+    // Node's types, for the type check.
+    linkFromRepo(consumer, "@types");
+  }, 300_000);
   afterAll(() => {
-    if (consumer) fs.rmSync(path.dirname(consumer), { recursive: true, force: true });
-    if (!hadBuild) fs.rmSync(dist, { recursive: true, force: true });
+    if (root) fs.rmSync(root, { recursive: true, force: true });
   });
 
   it("ships the build, the CLI and the README, not the sources or tests", () => {
@@ -61,11 +54,23 @@ describe("the published package", () => {
         "node_modules/@crossbook/fees/dist/index.d.ts",
       ]),
     );
+    // From src/ only the READMEs the package's README links to: no code, no tests.
     expect(
       files.filter(
-        (f) => f.startsWith("src/") || f.startsWith("test/") || (f.endsWith(".ts") && !f.endsWith(".d.ts")),
+        (f) =>
+          (f.startsWith("src/") && !f.endsWith("/README.md")) ||
+          f.startsWith("test/") ||
+          (f.endsWith(".ts") && !f.endsWith(".d.ts")),
       ),
     ).toEqual([]);
+  });
+
+  it("ships every file its README links to", () => {
+    const readme = fs.readFileSync(path.join(PACKAGE_DIR, "README.md"), "utf8");
+    const links = relativeLinks(readme);
+    expect(links).toEqual(expect.arrayContaining(["src/risk/README.md", "src/backtest/README.md"]));
+    const missing = links.filter((link) => !files.includes(path.posix.normalize(link)));
+    expect(missing, "linked from README.md but not in the tarball").toEqual([]);
   });
 
   it("imports with plain Node", async () => {
@@ -105,7 +110,7 @@ describe("the published package", () => {
         "",
       ].join("\n"),
     );
-    const tsc = path.join(repoModules, "typescript", "bin", "tsc");
+    const tsc = path.join(REPO_MODULES, "typescript", "bin", "tsc");
     const result = await run(
       process.execPath,
       [

@@ -6,13 +6,13 @@
 import type { Crossbook } from "../client.js";
 import type { PriceStream, PriceUpdate } from "../stream.js";
 
-export type Comparison = "above" | "below";
+export type AlertComparison = "above" | "below";
 
 export interface AlertFired {
   id: string;
   kind: "price" | "position_pnl" | "total_pnl";
   subject: string;
-  comparison: Comparison;
+  comparison: AlertComparison;
   threshold: number;
   value: number;
   at: string;
@@ -22,7 +22,7 @@ interface Rule {
   id: string;
   kind: AlertFired["kind"];
   subject: string;
-  comparison: Comparison;
+  comparison: AlertComparison;
   threshold: number;
   callback: (fired: AlertFired) => void;
   armed: boolean;
@@ -57,7 +57,7 @@ export class AlertWatcher {
   /** Fires when the market's price crosses the threshold. Returns the alert id. */
   price(
     marketId: string,
-    comparison: Comparison,
+    comparison: AlertComparison,
     threshold: number,
     callback: (fired: AlertFired) => void,
   ): string {
@@ -72,7 +72,7 @@ export class AlertWatcher {
   /** Fires when a position's (by id or market id) unrealized PnL crosses the threshold (USD). */
   positionPnl(
     positionOrMarketId: string,
-    comparison: Comparison,
+    comparison: AlertComparison,
     threshold: number,
     callback: (f: AlertFired) => void,
   ) {
@@ -82,7 +82,7 @@ export class AlertWatcher {
   }
 
   /** Fires when realized + unrealized PnL across open positions crosses the threshold (USD). */
-  totalPnl(comparison: Comparison, threshold: number, callback: (fired: AlertFired) => void): string {
+  totalPnl(comparison: AlertComparison, threshold: number, callback: (fired: AlertFired) => void): string {
     const id = this.#add("total_pnl", "account", comparison, threshold, callback);
     this.#startPolling();
     return id;
@@ -127,7 +127,7 @@ export class AlertWatcher {
   #add(
     kind: Rule["kind"],
     subject: string,
-    comparison: Comparison,
+    comparison: AlertComparison,
     threshold: number,
     callback: Rule["callback"],
   ) {

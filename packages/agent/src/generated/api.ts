@@ -1287,6 +1287,171 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/arbitrage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Current arbitrage opportunities over every verified pair, best first
+         * @description Every verified identity or complement pair of markets on two venues whose live books pay after both venues' taker fees at `min_size` hedged pairs or more, with the figures of `GET /v1/prices/compare` for that pair at its most profitable size of at least `min_size`, highest `profit` first. Books are the live feed's only: a pair without a live book for a market is not priced (`meta.unpriced`) and its markets are asked of the feed for later scans.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only events of this category (the event's `category` in GET /v1/events; any case) */
+                    category?: string;
+                    /** @description Most opportunities returned, best first */
+                    limit?: number;
+                    /** @description Only opportunities whose `avg_edge` (profit per contract, USD) is at least this. Default 0 */
+                    min_edge?: number;
+                    /** @description Only opportunities whose `profit` (USD, at `size`) is at least this. Default 0: any that pays */
+                    min_profit?: number;
+                    /** @description Smallest number of hedged pairs an opportunity must pay at, contracts; default ARBITRAGE_MIN_CONTRACTS (10). Either market's own minimum order size applies when larger */
+                    min_size?: number;
+                    /** @description Only pairs with a market on this venue */
+                    venue?: "polymarket" | "kalshi";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Error envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description profit / size: USD per contract */
+                                avg_edge: number;
+                                /** @description The pair's edge-clause differences: a settlement-strict arbitrage skips a pair that has any */
+                                caveats: string[];
+                                confidence: number;
+                                /** @description Both legs' cost at `size`, before fees (USD) */
+                                cost: number;
+                                /** @description Pairs both books can fill, whole contracts */
+                                depth: number;
+                                edge_first_contract: number | null;
+                                event: {
+                                    category: string | null;
+                                    /** @description The cross-venue event (xev_…) */
+                                    id: string;
+                                    title: string;
+                                };
+                                /** @description Both venues' taker fees at `size` (USD) */
+                                fees: number;
+                                /** @description The direction: buy both legs (exactly one pays $1 at settlement); cost and fees are at `size` */
+                                legs: {
+                                    best_ask: number | null;
+                                    /** @description USD this leg costs at `size`, before fees */
+                                    cost: number;
+                                    /** @description The venue's taker fees on this leg at `size` */
+                                    fees: number;
+                                    market_id: string;
+                                    /** @enum {string} */
+                                    outcome: "yes" | "no";
+                                    /** @enum {string} */
+                                    platform: "polymarket" | "kalshi";
+                                }[];
+                                /** @description The pair's market A then market B */
+                                markets: {
+                                    /** @description When the live book the figures come from was taken */
+                                    book_timestamp: string;
+                                    market_id: string;
+                                    /** @enum {string} */
+                                    platform: "polymarket" | "kalshi";
+                                    title: string;
+                                }[];
+                                match_id: string;
+                                /** @description Contracts an opportunity must reach: ARBITRAGE_MIN_CONTRACTS or either venue's minimum order size */
+                                min_size: number;
+                                /** @description What the pairs pay at settlement: $1 each */
+                                payout: number;
+                                /** @enum {string} */
+                                polarity: "same" | "inverted";
+                                /** @description payout - cost - fees: what opportunities are ranked by */
+                                profit: number;
+                                /** @enum {string} */
+                                relation: "identity" | "complement";
+                                /** @description The most profitable number of pairs of at least min_size */
+                                size: number;
+                            }[];
+                            meta: {
+                                limit: number;
+                                /** @description The min_size asked for (or the default) */
+                                min_size: number;
+                                /** @description Verified identity or complement pairs across two venues, both markets open, within venue and category */
+                                pairs: number;
+                                /** @description When the list of verified pairs was last read */
+                                pairs_loaded_at: string;
+                                /** @description Of those, pairs with both markets' live books */
+                                priced: number;
+                                /** @description Opportunities passing every filter, before `limit` */
+                                total: number;
+                                /** @description Pairs without a live book for a market: not priced (they are asked of the feed) */
+                                unpriced: number;
+                            };
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/login": {
         parameters: {
             query?: never;
@@ -2084,6 +2249,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/fills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's fills across orders in the key's environment, oldest first by (created_at, id), after a cursor */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A fill's id (fil_…) from an earlier answer, usually meta.next_after: the fills after it */
+                    after?: string;
+                    limit?: number;
+                    /** @description Only this market's fills */
+                    market_id?: string;
+                    /** @description Only this order's fills (none when it is not one of the key's orders) */
+                    order_id?: string;
+                    /** @description ISO 8601 date-time with a zone: only fills recorded at or after it */
+                    since?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Error envelope */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Error envelope */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /** @description Stable machine code, e.g. VALIDATION_ERROR */
+                                code: string;
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                message: string;
+                            };
+                            /** @enum {boolean} */
+                            success: false;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The real book level or trade behind the fill */
+                                cause: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                fee: number;
+                                /** @description fil_… */
+                                id: string;
+                                /**
+                                 * @description taker: took a real book level at placement; maker: a real trade reached the resting order
+                                 * @enum {string}
+                                 */
+                                liquidity: "taker" | "maker";
+                                market_id: string;
+                                market_title: string | null;
+                                order_id: string;
+                                /**
+                                 * @description The outcome bought or sold; default yes
+                                 * @enum {string}
+                                 */
+                                outcome: "yes" | "no";
+                                price: number;
+                                /** @enum {string} */
+                                side: "buy" | "sell";
+                                size: number;
+                            }[];
+                            meta: {
+                                /** @description More fills match right now */
+                                has_more: boolean;
+                                next_after: string | null;
+                            };
+                            /** @enum {boolean} */
+                            success: true;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/markets": {
         parameters: {
             query?: never;
@@ -2091,11 +2378,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Markets from every enabled venue, filtered and paginated */
+        /**
+         * Markets from every enabled venue, filtered and paginated
+         * @description Ordered by id. With `fields` (e.g. `fields=id,title,status,best_bid,best_ask,last_price`) each market has only the named properties, in the order of the full market.
+         */
         get: {
             parameters: {
                 query?: {
                     event_id?: string;
+                    /** @description Comma-separated market properties to return, e.g. `id,title,status,best_bid,best_ask,last_price` (a light listing without the rules text); an unknown name is a 400. Absent: every property */
+                    fields?: string;
                     limit?: number;
                     offset?: number;
                     /** @description Words that must all appear in the title or question */
@@ -2156,7 +2448,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            data: {
+                            data: ({
                                 best_ask: number | null;
                                 best_bid: number | null;
                                 close_time: string | null;
@@ -2211,7 +2503,62 @@ export interface paths {
                                 venue_market_id: string;
                                 volume: number;
                                 volume_24h: number;
-                            }[];
+                            } | {
+                                best_ask?: number | null;
+                                best_bid?: number | null;
+                                close_time?: string | null;
+                                event_id?: string | null;
+                                fees?: {
+                                    cap_bps: number | null;
+                                    exponent: number;
+                                    fee_type: string | null;
+                                    /** @description The makers' coefficient on the same curve (0 when taker_only) */
+                                    maker_rate: number;
+                                    /**
+                                     * @description Whose rounding (and cap) applies: Polymarket's or Kalshi's
+                                     * @enum {string}
+                                     */
+                                    model: "polymarket" | "kalshi";
+                                    multiplier: number | null;
+                                    /** @description A taker fill of C contracts at price P pays C × rate × (P × (1 − P))^exponent */
+                                    rate: number;
+                                    /** @description Makers pay nothing */
+                                    taker_only: boolean;
+                                } | null;
+                                /** @description polymarket:<conditionId> or kalshi:<ticker> */
+                                id?: string;
+                                last_price?: number | null;
+                                liquidity?: number;
+                                min_size?: number;
+                                open_time?: string | null;
+                                outcomes?: {
+                                    no: {
+                                        label: string;
+                                        /** @description Venue token id (Polymarket) or side name (Kalshi) */
+                                        token_id: string;
+                                    };
+                                    yes: {
+                                        label: string;
+                                        /** @description Venue token id (Polymarket) or side name (Kalshi) */
+                                        token_id: string;
+                                    };
+                                };
+                                question?: string;
+                                resolution?: ("yes" | "no" | "void") | null;
+                                rules?: string | null;
+                                settlement_source?: string | null;
+                                /** @enum {string} */
+                                status?: "open" | "closed" | "resolved";
+                                tick_size?: number;
+                                title?: string;
+                                updated_at?: string;
+                                url?: string | null;
+                                /** @enum {string} */
+                                venue?: "polymarket" | "kalshi";
+                                venue_market_id?: string;
+                                volume?: number;
+                                volume_24h?: number;
+                            })[];
                             meta: {
                                 limit: number;
                                 /** @description 1-based page number: offset / limit + 1 */
@@ -2241,10 +2588,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One market by id (polymarket:<conditionId> or kalshi:<ticker>) */
+        /**
+         * One market by id (polymarket:<conditionId> or kalshi:<ticker>)
+         * @description With `fields` (e.g. `fields=id,title,status,best_bid,best_ask,last_price`) each market has only the named properties, in the order of the full market.
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Comma-separated market properties to return, e.g. `id,title,status,best_bid,best_ask,last_price` (a light listing without the rules text); an unknown name is a 400. Absent: every property */
+                    fields?: string;
+                };
                 header?: never;
                 path: {
                     market_id: string;
@@ -2355,6 +2708,61 @@ export interface paths {
                                 venue_market_id: string;
                                 volume: number;
                                 volume_24h: number;
+                            } | {
+                                best_ask?: number | null;
+                                best_bid?: number | null;
+                                close_time?: string | null;
+                                event_id?: string | null;
+                                fees?: {
+                                    cap_bps: number | null;
+                                    exponent: number;
+                                    fee_type: string | null;
+                                    /** @description The makers' coefficient on the same curve (0 when taker_only) */
+                                    maker_rate: number;
+                                    /**
+                                     * @description Whose rounding (and cap) applies: Polymarket's or Kalshi's
+                                     * @enum {string}
+                                     */
+                                    model: "polymarket" | "kalshi";
+                                    multiplier: number | null;
+                                    /** @description A taker fill of C contracts at price P pays C × rate × (P × (1 − P))^exponent */
+                                    rate: number;
+                                    /** @description Makers pay nothing */
+                                    taker_only: boolean;
+                                } | null;
+                                /** @description polymarket:<conditionId> or kalshi:<ticker> */
+                                id?: string;
+                                last_price?: number | null;
+                                liquidity?: number;
+                                min_size?: number;
+                                open_time?: string | null;
+                                outcomes?: {
+                                    no: {
+                                        label: string;
+                                        /** @description Venue token id (Polymarket) or side name (Kalshi) */
+                                        token_id: string;
+                                    };
+                                    yes: {
+                                        label: string;
+                                        /** @description Venue token id (Polymarket) or side name (Kalshi) */
+                                        token_id: string;
+                                    };
+                                };
+                                question?: string;
+                                resolution?: ("yes" | "no" | "void") | null;
+                                rules?: string | null;
+                                settlement_source?: string | null;
+                                /** @enum {string} */
+                                status?: "open" | "closed" | "resolved";
+                                tick_size?: number;
+                                title?: string;
+                                updated_at?: string;
+                                url?: string | null;
+                                /** @enum {string} */
+                                venue?: "polymarket" | "kalshi";
+                                venue_market_id?: string;
+                                volume?: number;
+                                volume_24h?: number;
                             };
                             /** @enum {boolean} */
                             success: true;
@@ -3351,6 +3759,7 @@ export interface paths {
                                 /** @description ord_… */
                                 id: string;
                                 market_id: string;
+                                market_title: string | null;
                                 /**
                                  * @description The outcome bought or sold; default yes
                                  * @enum {string}
@@ -3494,6 +3903,7 @@ export interface paths {
                                 /** @description ord_… */
                                 id: string;
                                 market_id: string;
+                                market_title: string | null;
                                 /**
                                  * @description The outcome bought or sold; default yes
                                  * @enum {string}
@@ -3688,6 +4098,7 @@ export interface paths {
                                 /** @description ord_… */
                                 id: string;
                                 market_id: string;
+                                market_title: string | null;
                                 /**
                                  * @description The outcome bought or sold; default yes
                                  * @enum {string}
@@ -3885,8 +4296,17 @@ export interface paths {
                                  * @enum {string}
                                  */
                                 liquidity: "taker" | "maker";
+                                market_id: string;
+                                market_title: string | null;
                                 order_id: string;
+                                /**
+                                 * @description The outcome bought or sold; default yes
+                                 * @enum {string}
+                                 */
+                                outcome: "yes" | "no";
                                 price: number;
+                                /** @enum {string} */
+                                side: "buy" | "sell";
                                 size: number;
                             }[];
                             /** @enum {boolean} */
@@ -3989,6 +4409,7 @@ export interface paths {
                                 /** @description pos_… (crossbook) or vpos_… (held at the venue only) */
                                 id: string;
                                 market_id: string;
+                                market_title: string | null;
                                 /** @description size × current_price */
                                 market_value: number | null;
                                 /** @description null for a venue-held position (the venue does not say) */
@@ -4151,6 +4572,7 @@ export interface paths {
                                 /** @description pos_… (crossbook) or vpos_… (held at the venue only) */
                                 id: string;
                                 market_id: string;
+                                market_title: string | null;
                                 /** @description size × current_price */
                                 market_value: number | null;
                                 /** @description null for a venue-held position (the venue does not say) */

@@ -15,6 +15,8 @@ export interface Demo {
   url: string;
   liveKey: string;
   sandboxKey: string;
+  /** The sandbox agent key (read, trade, manage_orders; the plan's rate), when this demo prints one. */
+  agentKey: string | undefined;
   process: ChildProcess;
   output(): string;
   close(): Promise<void>;
@@ -106,6 +108,7 @@ export async function startDemo(
       url: found.url,
       liveKey: found.live,
       sandboxKey: found.sandbox,
+      agentKey: /agent key\s+(cb_test_\S+)/.exec(output)?.[1],
       process: child,
       output: () => output,
       close,
