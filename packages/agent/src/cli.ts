@@ -45,6 +45,7 @@ program
     "",
   )
   .option("--markets <ids>", "comma-separated market ids to watch", "")
+  .option("--risk <file>", "a risk configuration (JSON): its limits are shown with their current use")
   .action(
     async (opts: {
       apiKey?: string;
@@ -54,6 +55,7 @@ program
       host: string;
       allowHost: string;
       markets: string;
+      risk?: string;
     }) => {
       if (!opts.apiKey) program.error("--api-key (or CROSSBOOK_API_KEY) is required");
       const environment = (opts.environment ?? keyEnvironment(opts.apiKey!)) as Environment | undefined;
@@ -67,12 +69,15 @@ program
           .split(",")
           .map((s) => s.trim())
           .filter(Boolean);
+      // Limits only: the kill switch and breaker live in the bot's own chain, in the bot's process.
+      const risk = opts.risk ? { config: await loadRiskConfig(opts.risk), status: () => null } : undefined;
       const dashboard = await startDashboard({
         client,
         markets: list(opts.markets),
         port: opts.port,
         host: opts.host,
         allowedHosts: list(opts.allowHost),
+        ...(risk ? { risk } : {}),
       });
       process.stdout.write(`crossbook-agent dashboard: ${dashboard.openUrl}\n`);
       const stop = async () => {

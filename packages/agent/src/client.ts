@@ -1,7 +1,7 @@
 /**
  * `Crossbook`: one typed client for every endpoint of the service, grouped by what it is about
- * (`markets`, `prices`, `orders`, `positions`, `balance`, `sandbox`, `matches`, `events`, `alerts`,
- * `webhooks`, `venues`). Every call is typed from the service's OpenAPI document; lists come back
+ * (`markets`, `prices`, `orders`, `fills`, `positions`, `balance`, `sandbox`, `matches`, `events`,
+ * `arbitrage`, `alerts`, `webhooks`, `venues`). Every call is typed from the service's OpenAPI document; lists come back
  * as `{ data, meta }`, single resources as their `data`.
  */
 import { randomUUID } from "node:crypto";
@@ -29,11 +29,13 @@ import type {
   Account,
   AccountEvent,
   Alert,
+  ArbitrageList,
   Balance,
   Candle,
   Comparison,
   Event,
   Fill,
+  FillPage,
   Market,
   MarketListItem,
   Match,
@@ -107,6 +109,14 @@ type MarketsList = "fields" extends keyof MarketQuery
 
 // Still importable from here (the dashboard and the execution helpers do).
 export type { AccountEvent, PageMeta };
+
+type FillQuery = Query<"/v1/fills", "get">;
+
+/** What `fills.all` reads: `GET /v1/fills`'s filters and start, and the page size. */
+export interface FillsAllOptions extends Omit<FillQuery, "limit"> {
+  /** Fills per request, 1–100 (default 100). */
+  pageSize?: number;
+}
 
 export interface AccountEventsOptions {
   /** Start after this event (its `seq` or `id`); default: the cursor's saved seq, else the oldest kept. */
@@ -284,6 +294,42 @@ export class Crossbook {
       this.#data("delete", "/v1/orders", query ? { query } : {}),
   };
 
+  /** Your fills across orders (`GET /v1/fills`), oldest first, read on from a cursor. */
+  readonly fills = {
+    /**
+     * One page of your fills in the key's environment, oldest first, each with `market_title`;
+     * filter by `market_id`, `order_id`, `since`, and read on with `after: meta.next_after` while
+     * `meta.has_more`.
+     * @example const { data, meta } = await client.fills.list({ since: "2026-11-01T00:00:00Z", limit: 100 });
+     */
+    list: async (query?: FillQuery): Promise<FillPage> => {
+      const body = (await this.http.request("get", "/v1/fills", query ? { query } : {})) as FillPage;
+      return { data: body.data, meta: body.meta };
+    },
+    /**
+     * Every fill from `after` (a fill id) or `since` on, page after page (following
+     * `meta.next_after`), as an async iterator that ends when caught up.
+     * @example for await (const f of client.fills.all({ since: "2026-11-01T00:00:00Z" })) console.log(f.market_title ?? f.market_id, f.side, f.size, f.price);
+     */
+    all: (options: FillsAllOptions = {}): AsyncGenerator<Fill> => this.#allFills(options),
+  };
+
+  async *#allFills(options: FillsAllOptions): AsyncGenerator<Fill> {
+    const { pageSize, ...filters } = options;
+    let after = filters.after;
+    for (;;) {
+      const page = await this.fills.list({
+        ...filters,
+        ...(after !== undefined ? { after } : {}),
+        limit: pageSize ?? 100,
+      });
+      yield* page.data;
+      // next_after stays put on an empty page: stop there, or the loop would ask forever.
+      if (!page.meta.has_more || page.data.length === 0 || page.meta.next_after === null) return;
+      after = page.meta.next_after;
+    }
+  }
+
   /** Your positions, with PnL. */
   readonly positions = {
     /** Positions with PnL. @example const { data } = await client.positions.list(); */
@@ -332,6 +378,21 @@ export class Crossbook {
       this.#data("get", "/v1/events/{event_id}", { params: { event_id: id } }),
   };
 
+  /** Cross-venue arbitrage: every verified pair whose live books pay after both venues' fees. */
+  readonly arbitrage = {
+    /**
+     * Current opportunities, highest `profit` first: each with its event, the pair's two markets,
+     * the legs to buy and the figures at its most profitable size of at least `min_size` (those of
+     * `prices.compare` for that pair). Filters: `min_profit`, `min_edge`, `min_size`, `venue`,
+     * `category`, `limit`; `meta` says how many pairs were scanned and priced.
+     * @example const { data } = await client.arbitrage.list({ min_profit: 1 }); for (const o of data) console.log(o.event.title, o.size, o.profit);
+     */
+    list: async (query?: Query<"/v1/arbitrage", "get">): Promise<ArbitrageList> => {
+      const body = (await this.http.request("get", "/v1/arbitrage", query ? { query } : {})) as ArbitrageList;
+      return { data: body.data, meta: body.meta };
+    },
+  };
+
   /** Server-side price alerts. */
   readonly alerts = {
     /** Creates a server-side price alert. @example await client.alerts.create({ market_id: id, condition: "price_above", threshold: 0.6 }); */
@@ -370,21 +431,44 @@ export class Crossbook {
 
   /**
    * Backtests a strategy on the service's candles (`GET /v1/prices/history`, paged) unless you
-   * pass your own `source` (a file of candles, an array, a tape).
+   * pass your own `source` (a file of candles, an array, a tape). Reading from the service, it
+   * also reads each market's title (`GET /v1/markets/{id}`) for the report, unless you pass `titles`.
    * @example
    * const result = await client.backtest({ strategy, markets: [id], interval: "1h", from: "2026-10-01", to: "2026-11-01", initialCash: 1000 });
    * await writeReport(result, "report.html");
    */
-  backtest(
+  async backtest(
     options: Omit<BacktestOptions, "source"> & { source?: BacktestOptions["source"] },
   ): Promise<BacktestResult> {
-    const source =
-      options.source ??
-      historySource(async (market_id, interval, start, end, limit) => {
-        const page = await this.prices.history({ market_id, interval, start, end, limit } as never);
-        return page as never;
-      });
-    return backtest({ ...options, source });
+    if (options.source) return backtest({ ...options, source: options.source });
+    const source = historySource(async (market_id, interval, start, end, limit) => {
+      const page = await this.prices.history({ market_id, interval, start, end, limit } as never);
+      return page as never;
+    });
+    const titles = options.titles ?? (await this.#titles(options.markets));
+    return backtest({ ...options, source, titles });
+  }
+
+  /** Titles of these markets by id; one that cannot be read is left out (the report shows its id). */
+  async #titles(marketIds: readonly string[]): Promise<Record<string, string>> {
+    // Bad `markets` are for backtest() to refuse, with its own message.
+    const unique = Array.isArray(marketIds)
+      ? [...new Set(marketIds.filter((id) => typeof id === "string"))]
+      : [];
+    const read: Array<string | undefined> = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < unique.length) {
+        const i = next++;
+        read[i] = await this.markets.get(unique[i]!).then(
+          (m) => m.title,
+          () => undefined,
+        );
+      }
+    };
+    // A few at a time, as the candles are read: a run over many markets is no burst of requests.
+    await Promise.all(Array.from({ length: Math.min(4, unique.length) }, worker));
+    return Object.fromEntries(unique.flatMap((id, i) => (read[i] ? [[id, read[i]!]] : [])));
   }
 
   /**

@@ -5,10 +5,12 @@
  * schemas are inline (it has no `components.schemas`), so each name is the operation it comes from;
  * a list's items are the same schema as the single resource (test/types.test.ts says so).
  */
-import type { DataOf, Operation, Path } from "./http.js";
+import type { DataOf, Operation, Path, SuccessBody } from "./http.js";
 
 /** The `data` of a path's GET answer. */
 type Get<P extends Path> = DataOf<Operation<P, "get">>;
+/** The `meta` of a path's GET answer. */
+type MetaOf<P extends Path> = SuccessBody<Operation<P, "get">> extends { meta: infer M } ? M : never;
 
 /** The meta of a list answer: offset pages say `total`; some lists add their own fields. */
 export interface PageMeta {
@@ -46,6 +48,46 @@ export type Event = Get<"/v1/events/{event_id}">;
 
 /** One fill of an order, with its cause (`GET /v1/orders/{id}/fills`). @example const fills: Fill[] = await client.orders.fills("ord_…"); */
 export type Fill = Get<"/v1/orders/{id}/fills">[number];
+
+/**
+ * The cursor of `GET /v1/fills`: `next_after` (pass it back as `after`: the last fill's id, or the
+ * `after` you gave when none came; null before any fill) and `has_more` (more fills match now).
+ * @example const { meta }: FillPage = await client.fills.list(); if (meta.has_more) …
+ */
+export type FillPageMeta = MetaOf<"/v1/fills">;
+
+/**
+ * A page of your fills across orders (`GET /v1/fills`), oldest first. Its items are {@link Fill}s
+ * (the same schema as an order's fills; test/types.test.ts says so).
+ * @example const page: FillPage = await client.fills.list({ since: "2026-11-01T00:00:00Z" });
+ */
+export interface FillPage {
+  data: Fill[];
+  meta: FillPageMeta;
+}
+
+/**
+ * One cross-venue arbitrage opportunity of `GET /v1/arbitrage`: the event, the pair's two markets,
+ * the legs to buy, and the figures at its most profitable `size` (`profit`, `avg_edge`, `cost`, `fees`).
+ * @example const best: ArbitrageOpportunity | undefined = (await client.arbitrage.list({ min_profit: 1 })).data[0];
+ */
+export type ArbitrageOpportunity = Get<"/v1/arbitrage">[number];
+
+/**
+ * What a scan of `GET /v1/arbitrage` covered: `pairs` considered, `priced` (both books live),
+ * `unpriced`, `total` passing the filters before `limit`, the `min_size` used and `pairs_loaded_at`.
+ * @example const { meta }: ArbitrageList = await client.arbitrage.list(); console.log(meta.priced, "/", meta.pairs);
+ */
+export type ArbitrageMeta = MetaOf<"/v1/arbitrage">;
+
+/**
+ * The answer of `GET /v1/arbitrage`: opportunities, best (highest profit) first, and the scan's meta.
+ * @example const { data, meta }: ArbitrageList = await client.arbitrage.list({ venue: "kalshi" });
+ */
+export interface ArbitrageList {
+  data: ArbitrageOpportunity[];
+  meta: ArbitrageMeta;
+}
 
 /** A position with its PnL (`GET /v1/positions/{id}`). @example const p: Position = await client.positions.get("pos_…"); */
 export type Position = Get<"/v1/positions/{id}">;

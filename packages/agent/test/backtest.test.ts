@@ -728,7 +728,8 @@ describe("report and progress", () => {
     expect(html).toContain("<style>");
     expect(html.match(/<svg /g)?.length).toBe(2);
     expect(html).toContain("Random &#60;strategy&#62;");
-    expect(html).toContain(`<td>${K}</td>`);
+    // No title known: the id is the market's name.
+    expect(html).toContain(`<td class="wrap"><span class="id only">${K}</span></td>`);
     expect(html).not.toMatch(/<script/i);
     expect(html).not.toMatch(/<link/i);
     expect(html).not.toMatch(/https?:/i);
@@ -736,8 +737,52 @@ describe("report and progress", () => {
     expect(renderReport(result, { title: "Random <strategy>" })).toBe(html);
   });
 
+  it("shows markets by title with the id beneath, from the run or the report's options", async () => {
+    const result = await randomRun(randomCandles(MARKETS, 400, 42), {
+      titles: { [K]: "Fed cuts in <December>?", "kalshi:NOT-IN-RUN": "ignored" },
+    });
+    // Only the run's markets are kept.
+    expect(result.titles).toEqual({ [K]: "Fed cuts in <December>?" });
+    const html = renderReport(result, { titles: { [P]: "Polymarket twin" } });
+    expect(html).toContain(`Fed cuts in &#60;December&#62;?<span class="id">${K}</span>`);
+    expect(html).toContain(`Polymarket twin<span class="id">${P}</span>`);
+    expect(html).toContain(`<span class="id only">${O}</span>`);
+    expect(html).not.toContain("ignored");
+  });
+
+  it("never shows a negative zero, and labels both axes with round ticks", () => {
+    // A drawdown of a hundredth of a cent: rounded, every figure is zero, none of them "-0".
+    const base = emptyResult();
+    const tiny = renderReport({
+      ...base,
+      finalEquity: 99.9999,
+      metrics: { ...base.metrics, totalReturn: -0.000001, maxDrawdown: 0.000001 },
+      equityCurve: {
+        time: [T0, T0 + H, T0 + 2 * H, T0 + 3 * H],
+        equity: [100, 99.9999, 100, 99.9999],
+      },
+    });
+    expect(tiny).not.toMatch(/-0(\.0+)?(?![\d.])/);
+    expect(tiny).toContain(">0.00 %<"); // total return
+    const axes = [...tiny.matchAll(/<text class="axis-title"[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+    expect(axes).toEqual(["Equity (USD)", "Time (UTC)", "Drawdown (%)", "Time (UTC)"]);
+    // The drawdown axis runs from 0 down (at least 1 %) by a round step; three hours by half hours.
+    const drawdown = tiny.slice(tiny.indexOf('class="chart drawdown"'));
+    const yLabels = [...drawdown.matchAll(/text-anchor="end">([^<]*) %<\/text>/g)].map((m) => m[1]);
+    expect(yLabels).toEqual(["-1.0", "-0.8", "-0.6", "-0.4", "-0.2", "0.0"]);
+    const xLabels = [
+      ...drawdown.matchAll(/y="\d+(?:\.\d)?" text-anchor="(?:start|middle|end)">(\d\d:\d\d)<\/text>/g),
+    ].map((m) => m[1]);
+    expect(xLabels).toEqual(["00:00", "00:30", "01:00", "01:30", "02:00", "02:30", "03:00"]);
+  });
+
   it("renders a run without candles or trades", () => {
-    const empty = renderReport({
+    const empty = renderReport(emptyResult());
+    expect(empty).toContain("No trades.");
+  });
+
+  function emptyResult(): BacktestResult {
+    return {
       markets: [K],
       interval: "1h",
       from: at(0),
@@ -764,9 +809,8 @@ describe("report and progress", () => {
       positions: [],
       resolutions: [],
       equityCurve: { time: [], equity: [] },
-    });
-    expect(empty).toContain("No trades.");
-  });
+    };
+  }
 
   it("calls onProgress about every 1 % and at the end", async () => {
     const candles = randomCandles([K], 1000, 9);

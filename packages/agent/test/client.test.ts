@@ -365,6 +365,80 @@ describe("transport retries", () => {
   });
 });
 
+describe("fills and arbitrage calls", () => {
+  /** A client whose fetch answers from `answers` in turn and records the URLs asked for. */
+  function scripted(answers: unknown[]) {
+    const urls: URL[] = [];
+    const fetch = (async (url: string) => {
+      urls.push(new URL(url));
+      const next = answers.shift();
+      if (next === undefined) throw new Error("no more answers");
+      return new Response(JSON.stringify(next), { status: 200 });
+    }) as unknown as typeof globalThis.fetch;
+    const client = new Crossbook({ apiKey: "cb_test_x", baseUrl: "http://svc.test", fetch, log: false });
+    return { client, urls };
+  }
+  const fill = (id: string) => ({
+    id,
+    order_id: "ord_1",
+    market_id: "kalshi:A",
+    market_title: "Will A happen?",
+    side: "buy",
+    outcome: "yes",
+    price: 0.4,
+    size: 5,
+    fee: 0.02,
+    liquidity: "taker",
+    cause: {},
+    created_at: "2026-11-01T00:00:00.000Z",
+  });
+
+  it("fills.all follows next_after page by page and stops when has_more is false", async () => {
+    const { client, urls } = scripted([
+      { success: true, data: [fill("fil_1"), fill("fil_2")], meta: { next_after: "fil_2", has_more: true } },
+      { success: true, data: [fill("fil_3")], meta: { next_after: "fil_3", has_more: false } },
+    ]);
+    const seen: string[] = [];
+    for await (const f of client.fills.all({
+      since: "2026-11-01T00:00:00Z",
+      market_id: "kalshi:A",
+      pageSize: 2,
+    }))
+      seen.push(f.id);
+    expect(seen).toEqual(["fil_1", "fil_2", "fil_3"]);
+    expect(urls.map((u) => u.pathname)).toEqual(["/v1/fills", "/v1/fills"]);
+    expect(Object.fromEntries(urls[0]!.searchParams)).toEqual({
+      since: "2026-11-01T00:00:00Z",
+      market_id: "kalshi:A",
+      limit: "2",
+    });
+    expect(urls[1]!.searchParams.get("after")).toBe("fil_2");
+    expect(urls[1]!.searchParams.get("market_id")).toBe("kalshi:A");
+  });
+
+  it("fills.list and arbitrage.list answer data and meta, without the envelope", async () => {
+    const meta = { limit: 5, min_size: 10, pairs: 4, priced: 3, unpriced: 1, total: 0, pairs_loaded_at: "x" };
+    const { client, urls } = scripted([
+      { success: true, data: [fill("fil_9")], meta: { next_after: "fil_9", has_more: false } },
+      { success: true, data: [], meta },
+    ]);
+    expect(await client.fills.list({ after: "fil_8", limit: 1 })).toEqual({
+      data: [fill("fil_9")],
+      meta: { next_after: "fil_9", has_more: false },
+    });
+    expect(await client.arbitrage.list({ min_profit: 1, venue: "kalshi", limit: 5 })).toEqual({
+      data: [],
+      meta,
+    });
+    expect(urls[1]!.pathname).toBe("/v1/arbitrage");
+    expect(Object.fromEntries(urls[1]!.searchParams)).toEqual({
+      min_profit: "1",
+      venue: "kalshi",
+      limit: "5",
+    });
+  });
+});
+
 describe("a crossbook that is not running", () => {
   it("is named with the method, URL and ECONNREFUSED, and a hint to start it; the cause is kept", async () => {
     // A port that was just free: nothing listens on it.
@@ -481,6 +555,62 @@ describe("against a running crossbook with the fake venues", () => {
     await client.orders.cancel(order.id);
   });
 
+  it("lists the account's fills with market titles, and reads them all on from a cursor", async () => {
+    const since = new Date(Date.now() - 1_000).toISOString();
+    const market = await client.markets.get(marketId);
+    const orders: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const order = await client.orders.place({
+        market_id: marketId,
+        side: "buy",
+        type: "market",
+        amount: 5,
+        max_slippage: 0.2,
+      });
+      orders.push(order.id);
+    }
+    const page = await client.fills.list({ market_id: marketId, since, limit: 100 });
+    expect(page.meta.has_more).toBe(false);
+    expect(new Set(page.data.map((f) => f.order_id))).toEqual(new Set(orders));
+    for (const f of page.data) {
+      expect(f.market_id).toBe(marketId);
+      expect(f.market_title).toBe(market.title);
+    }
+    expect(page.meta.next_after).toBe(page.data.at(-1)!.id);
+    // One fill per request: the iterator has to follow next_after to see them all, in the same order.
+    const all: string[] = [];
+    for await (const f of client.fills.all({ market_id: marketId, since, pageSize: 1 })) all.push(f.id);
+    expect(all).toEqual(page.data.map((f) => f.id));
+    // Nothing after the last one.
+    expect((await client.fills.list({ after: page.meta.next_after!, market_id: marketId })).data).toEqual([]);
+    // Sell back what was bought, so later tests start flat in this market.
+    const held = page.data.reduce((n, f) => n + f.size, 0);
+    await client.orders.place({
+      market_id: marketId,
+      side: "sell",
+      type: "market",
+      amount: held,
+      max_slippage: 0.5,
+    });
+  });
+
+  it("scans arbitrage: opportunities best first, the scan's meta, the filters sent", async () => {
+    const { data, meta } = await client.arbitrage.list({ min_profit: 0, limit: 3 });
+    expect(meta.limit).toBe(3);
+    expect(meta.priced + meta.unpriced).toBeLessThanOrEqual(meta.pairs);
+    expect(data.length).toBeLessThanOrEqual(3);
+    for (let i = 1; i < data.length; i++) expect(data[i]!.profit).toBeLessThanOrEqual(data[i - 1]!.profit);
+    for (const o of data) {
+      expect(o.legs).toHaveLength(2);
+      expect(o.markets).toHaveLength(2);
+      expect(o.profit).toBeGreaterThanOrEqual(0);
+    }
+    // The query reaches the service: a venue it does not know is a validation error.
+    const refused = await client.arbitrage.list({ venue: "nowhere" as never }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(CrossbookApiError);
+    expect((refused as CrossbookApiError).status).toBe(400);
+  });
+
   it("turns a validation failure into a typed error with field details", async () => {
     const failure = await client.orders
       .place({ market_id: marketId, side: "buy", price: 1.5, amount: 5 })
@@ -509,13 +639,17 @@ describe("against a running crossbook with the fake venues", () => {
         progressLog: false,
       });
     const first = await run();
+    // The markets' titles are read for the report.
+    expect(first.titles).toEqual({ [marketId]: (await client.markets.get(marketId)).title });
     expect(first.equityCurve.time.length).toBeGreaterThan(10);
     expect(first.rejected, JSON.stringify(first.rejected.slice(0, 2))).toEqual([]);
     expect(first.trades.length).toBe(1);
     expect(JSON.stringify(await run())).toBe(JSON.stringify(first));
     const file = path.join(os.tmpdir(), `cb-backtest-${process.pid}.html`);
     await writeReport(first, file);
-    expect(readFileSync(file, "utf8")).toContain("<svg");
+    const html = readFileSync(file, "utf8");
+    expect(html).toContain("<svg");
+    expect(html).toContain(`<span class="id">${marketId}</span>`);
   });
 
   it("lets a live key work in production", async () => {

@@ -52,6 +52,7 @@ function stubClient() {
         return { id, status: "cancelled" };
       },
     },
+    fills: { list: async () => ({ data: [], meta: { next_after: null, has_more: false } }) },
     alerts: { list: async () => ({ data: [] }) },
     prices: { stream: () => ({ on() {}, subscribe() {}, close() {} }) },
   } as unknown as Crossbook;

@@ -8,12 +8,15 @@ import type {
   AccountStream,
   Alert,
   Arbitrage,
+  ArbitrageList,
+  ArbitrageOpportunity,
   Balance,
   Candle,
   Comparison,
   Crossbook,
   Event,
   Fill,
+  FillPage,
   Market,
   MarketListItem,
   Match,
@@ -43,6 +46,11 @@ describe("named resource types", () => {
     expectTypeOf<Match>().toEqualTypeOf<Json<"/v1/matches/{id}", "get">["data"]>();
     expectTypeOf<Event>().toEqualTypeOf<Json<"/v1/events/{event_id}", "get">["data"]>();
     expectTypeOf<Fill>().toEqualTypeOf<Json<"/v1/orders/{id}/fills", "get">["data"][number]>();
+    // The account-wide list's fills are an order's fills (one name for both).
+    expectTypeOf<Fill>().toEqualTypeOf<Json<"/v1/fills", "get">["data"][number]>();
+    expectTypeOf<FillPage["meta"]>().toEqualTypeOf<Json<"/v1/fills", "get">["meta"]>();
+    expectTypeOf<ArbitrageOpportunity>().toEqualTypeOf<Json<"/v1/arbitrage", "get">["data"][number]>();
+    expectTypeOf<ArbitrageList["meta"]>().toEqualTypeOf<Json<"/v1/arbitrage", "get">["meta"]>();
     expectTypeOf<Position>().toEqualTypeOf<Json<"/v1/positions/{id}", "get">["data"]>();
     expectTypeOf<Balance>().toEqualTypeOf<Json<"/v1/balance", "get">["data"]>();
     expectTypeOf<Comparison>().toEqualTypeOf<Json<"/v1/prices/compare", "get">["data"]>();
@@ -67,6 +75,9 @@ describe("named resource types", () => {
     expectTypeOf<Returns<Crossbook["events"]["get"]>>().toEqualTypeOf<Event>();
     expectTypeOf<Returns<Crossbook["events"]["list"]>>().toEqualTypeOf<Page<Event>>();
     expectTypeOf<Returns<Crossbook["orders"]["fills"]>>().toEqualTypeOf<Fill[]>();
+    expectTypeOf<Returns<Crossbook["fills"]["list"]>>().toEqualTypeOf<FillPage>();
+    expectTypeOf<ReturnType<Crossbook["fills"]["all"]>>().toEqualTypeOf<AsyncGenerator<Fill>>();
+    expectTypeOf<Returns<Crossbook["arbitrage"]["list"]>>().toEqualTypeOf<ArbitrageList>();
     expectTypeOf<Returns<Crossbook["positions"]["get"]>>().toEqualTypeOf<Position>();
     expectTypeOf<Returns<Crossbook["positions"]["list"]>>().toEqualTypeOf<Page<Position>>();
     expectTypeOf<Returns<Crossbook["balance"]>>().toEqualTypeOf<Balance>();

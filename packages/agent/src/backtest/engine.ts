@@ -64,7 +64,24 @@ function settings(options: BacktestOptions) {
     throw new RangeError("backtest: a market is resolved twice");
   }
   resolutions.sort((a, b) => a.at - b.at || a.m - b.m);
-  return { strategy, markets: [...markets], interval, from, to, initialCash, slippage, indexOf, resolutions };
+  // Only the run's markets, in their order: the result stays byte-identical for the same inputs.
+  const titles = Object.fromEntries(
+    markets
+      .map((id) => [id, options.titles?.[id]] as const)
+      .filter((entry): entry is readonly [string, string] => typeof entry[1] === "string" && entry[1] !== ""),
+  );
+  return {
+    strategy,
+    markets: [...markets],
+    interval,
+    from,
+    to,
+    initialCash,
+    slippage,
+    indexOf,
+    resolutions,
+    titles,
+  };
 }
 
 function* inRange(candles: Iterable<MarketCandle>, from: number, to: number): Iterable<MarketCandle> {
@@ -281,6 +298,7 @@ class Replay implements ReplayState {
       positions: ledger.positions(),
       resolutions: this.resolutionsApplied,
       equityCurve: this.scores.curve,
+      ...(Object.keys(s.titles).length > 0 ? { titles: s.titles } : {}),
     };
   }
 }

@@ -430,6 +430,11 @@ export interface BacktestOptions {
   resolutions?: readonly Resolution[];
   /** The candles: a source (`fileSource`, `historySource`), a `CandleTape`, or an array of candles. */
   source?: CandleSource | CandleTape | Iterable<MarketCandle>;
+  /**
+   * Market titles by id, for the report (which shows a title with its id beneath). `client.backtest`
+   * fills them in from `GET /v1/markets/{id}` when it reads the candles from the service.
+   */
+  titles?: Readonly<Record<string, string>>;
   /** Called about every 1 % of the replay, and at the end. */
   onProgress?: (progress: Progress) => void;
   /** A line on stderr every ~2 s once the replay runs longer than 2 s (default true). */
@@ -564,4 +569,6 @@ export interface BacktestResult {
   /** Resolutions applied during the run. */
   resolutions: Array<{ market_id: string; outcome: Outcome; timestamp: string; payout: number }>;
   equityCurve: EquityCurve;
+  /** Titles of the run's markets by id, when `titles` named any (absent otherwise). */
+  titles?: Record<string, string>;
 }

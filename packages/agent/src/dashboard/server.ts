@@ -1,8 +1,9 @@
 /**
  * The local dashboard: a small HTTP server that holds the API key (the browser never sees it) and
  * serves one page plus its data: the account's balance, positions with live PnL, open orders (with
- * a cancel button), live prices and charts of watched markets, alerts, risk status and recent
- * fills. Prices reach the page over Server-Sent Events from a `PriceStream`. The account's data
+ * a cancel button), live prices and charts of watched markets, alerts, the risk chain's limits with
+ * their current use, and recent fills, by market title. A refresh that fails (a revoked key, a
+ * service that does not answer) keeps the last data, marked with when it was read, and says why. Prices reach the page over Server-Sent Events from a `PriceStream`. The account's data
  * follows the private account stream (`AccountStream`): an order, position, transfer or alert event
  * refreshes the parts it touches (an order event: open orders, fills, balance…) and the new state is
  * pushed over the same Server-Sent Events. A full refresh still runs every `safetyRefreshMs` as a
@@ -24,15 +25,22 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { AccountStream } from "../account-stream.js";
+import type { AccountStream, AccountStreamError } from "../account-stream.js";
 import type { AccountEvent, Crossbook } from "../client.js";
 import { CrossbookApiError } from "../errors.js";
+import type { RiskConfig } from "../risk/config.js";
 import type { PriceStream, PriceUpdate } from "../stream.js";
+import type { Fill } from "../types.js";
 import { dashboardPage } from "./page.js";
+import { describeFailure, type FailureView, riskView } from "./view.js";
 
-/** What the dashboard shows about risk: any object with a JSON-able `status()`. */
+/**
+ * What the dashboard shows about risk: any object with a JSON-able `status()`; with a `config` too
+ * (a `RiskChain` has both) each configured limit is shown with its current use.
+ */
 export interface RiskStatusSource {
   status(): unknown;
+  readonly config?: Readonly<RiskConfig>;
 }
 
 export interface DashboardOptions {
@@ -81,6 +89,10 @@ export interface Dashboard {
 const LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"];
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
 const TOKEN_FORMAT = /^[A-Za-z0-9._~-]{16,}$/;
+/** How far back "recent fills" starts when the dashboard opens. */
+const FILLS_WINDOW_MS = 86_400_000;
+/** Recent fills kept and shown, newest first. */
+const RECENT_FILLS = 20;
 
 interface History {
   points: Array<[number, number]>;
@@ -140,7 +152,15 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
   let feed: AccountFeed = "off";
   let closed = false;
   const data: Partial<Record<Part, unknown>> = {};
-  let error: string | undefined;
+  /** When each part was last read successfully (ISO 8601): the page's "as of" once data is stale. */
+  const asOf: Partial<Record<Part, string>> = {};
+  let failure: (FailureView & { since: string }) | undefined;
+  /** Market titles by id: from positions, orders and fills, else asked once per watched market. */
+  const titles = new Map<string, string>();
+  const askedTitles = new Set<string>();
+  /** The fills cursor (`GET /v1/fills` reads on from it) and the newest fills read, oldest first. */
+  let fillsAfter: string | undefined;
+  let recentFills: Fill[] = [];
 
   const push = (event: string, payload: unknown) => {
     if (closed) return;
@@ -170,40 +190,105 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     balance: () => client.balance(),
     positions: async () => (await client.positions.list({ status: "open", limit: 100 } as never)).data,
     orders: async () => (await client.orders.list({ status: "open", limit: 100 })).data,
-    fills: async () =>
-      (await client.orders.list({ status: "all", limit: 20 })).data.filter((o) => o.filled_amount > 0),
+    fills: async () => {
+      // Read on from the cursor: each refresh asks only for fills it has not seen (a bounded number
+      // of pages per refresh; the next one goes on from where this one stopped).
+      for (let pages = 0; pages < 20; pages++) {
+        const page = await client.fills.list({
+          ...(fillsAfter !== undefined
+            ? { after: fillsAfter }
+            : { since: new Date(Date.now() - FILLS_WINDOW_MS).toISOString() }),
+          limit: 100,
+        });
+        recentFills = [...recentFills, ...page.data].slice(-RECENT_FILLS);
+        if (page.meta.next_after !== null) fillsAfter = page.meta.next_after;
+        if (!page.meta.has_more || page.data.length === 0) break;
+      }
+      return [...recentFills].reverse();
+    },
     alerts: async () => (await client.alerts.list().catch(() => ({ data: [] }))).data,
   };
 
-  const buildState = (): Record<string, unknown> => ({
-    ...data,
-    risk: options.risk?.status() ?? null,
-    watched: [...watched],
-    account_stream: feed,
-    updated_at: new Date().toISOString(),
-    ...(error !== undefined ? { error } : {}),
-  });
+  const positionsHeld = () => (data.positions as Parameters<typeof riskView>[2] | undefined) ?? [];
+  const ordersOpen = () => (data.orders as Parameters<typeof riskView>[3] | undefined) ?? [];
+  const buildState = (): Record<string, unknown> => {
+    const risk = options.risk?.status() ?? null;
+    return {
+      ...data,
+      risk,
+      risk_view: options.risk
+        ? riskView(
+            options.risk.config,
+            risk,
+            positionsHeld(),
+            ordersOpen(),
+            (id) => latest.get(id)?.price ?? null,
+          )
+        : null,
+      titles: Object.fromEntries(titles),
+      watched: [...watched],
+      account_stream: feed,
+      as_of: { ...asOf },
+      updated_at: new Date().toISOString(),
+      ...(failure !== undefined
+        ? {
+            error: failure.reason,
+            error_kind: failure.kind,
+            error_detail: failure.detail,
+            error_since: failure.since,
+          }
+        : {}),
+    };
+  };
   const pushState = () => {
     state = buildState();
     push("state", state);
   };
 
+  const fail = (error: unknown) => {
+    const view = describeFailure(error);
+    // Since the first failure in a row: the page says how long the data has been stale.
+    failure = { ...view, since: failure?.since ?? new Date().toISOString() };
+  };
+
+  /** Titles of watched markets nothing held names: asked once each, a failure left as the id. */
+  const learnTitles = async () => {
+    const missing = [...watched].filter((id) => !titles.has(id) && !askedTitles.has(id));
+    await Promise.all(
+      missing.map(async (id) => {
+        askedTitles.add(id);
+        try {
+          const market = await client.markets.get(id);
+          if (market.title) titles.set(id, market.title);
+        } catch {
+          // Cosmetic: the page shows the id instead.
+        }
+      }),
+    );
+  };
+
   /** Fetches some parts and pushes the new state; on failure the last data stays, with `error`. */
   const load = async (parts: Part[]) => {
-    try {
-      const values = await Promise.all(parts.map((part) => fetchers[part]()));
-      parts.forEach((part, i) => {
-        data[part] = values[i];
-      });
-      error = undefined;
-      const markets = [
-        ...((data.positions as Array<{ market_id: string }> | undefined) ?? []),
-        ...((data.orders as Array<{ market_id: string }> | undefined) ?? []),
-      ].map((x) => x.market_id);
-      if (!closed) follow(markets);
-    } catch (failure) {
-      error = failure instanceof Error ? failure.message : String(failure);
-    }
+    // Parts are read independently: one that fails leaves the others fresh.
+    const results = await Promise.allSettled(parts.map((part) => fetchers[part]()));
+    const now = new Date().toISOString();
+    let firstError: unknown;
+    parts.forEach((part, i) => {
+      const result = results[i]!;
+      if (result.status === "fulfilled") {
+        data[part] = result.value;
+        asOf[part] = now;
+      } else if (firstError === undefined) firstError = result.reason;
+    });
+    // Alerts are read leniently (a key may not reach them): only another part proves the service is back.
+    const proven = parts.some((part, i) => part !== "alerts" && results[i]!.status === "fulfilled");
+    if (firstError !== undefined) fail(firstError);
+    else if (proven) failure = undefined;
+    const held = [...positionsHeld(), ...ordersOpen()];
+    for (const x of [...held, ...recentFills]) if (x.market_title) titles.set(x.market_id, x.market_title);
+    // Prices are followed for what is held or resting.
+    if (!closed) follow(held.map((x) => x.market_id));
+    if (firstError === undefined && !closed) await learnTitles();
     pushState();
   };
 
@@ -299,7 +384,16 @@ export async function startDashboard(options: DashboardOptions): Promise<Dashboa
     });
     opened.on("expired", () => void refresh()); // events in between are gone: re-read everything
     opened.on("close", () => {
-      if (!closed) setFeed("down");
+      if (closed) return;
+      setFeed("down");
+      // Re-read at once: a refused key (revoked) should turn the page red now, not at the next poll.
+      void refresh();
+    });
+    opened.on("error", (err: AccountStreamError | Error) => {
+      const code = (err as AccountStreamError).code;
+      if (closed || (code !== "UNAUTHORIZED" && code !== "FORBIDDEN")) return;
+      // The stream has stopped for good; the next refresh says whether the key itself is refused.
+      void refresh();
     });
   };
 

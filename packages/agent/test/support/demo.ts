@@ -19,6 +19,8 @@ export interface Demo {
   agentKey: string | undefined;
   process: ChildProcess;
   output(): string;
+  /** Runs `crossbook <args>` on this demo's database (e.g. `keys revoke`) and returns its stdout. */
+  cli(args: readonly string[]): string;
   close(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function startDemo(
       agentKey: /agent key\s+(cb_test_\S+)/.exec(output)?.[1],
       process: child,
       output: () => output,
+      cli: (args) => execFileSync(process.execPath, [CROSSBOOK_BIN, ...args], { env, encoding: "utf8" }),
       close,
     };
   } catch (error) {
