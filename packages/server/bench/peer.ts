@@ -19,14 +19,17 @@
  *   history-<venue>  the last 24 one-hour candles: GET /v1/prices/history?interval=1h&limit=24;
  *                    fetchOHLCV(outcome, {resolution: "1h", limit: 24})
  *   freshness-<venue> a book change on the fake (a new best bid) until a client sees it: crossbook's
- *                    price stream against pmxt's watchOrderBook on the sidecar's /ws, both subscribed
- *                    to each change; `--samples` changes (default 10), median
+ *                    price stream against pmxt's watchOrderBook on the sidecar's /ws; `--samples`
+ *                    changes a side (default 10), in blocks crossbook, pmxt, pmxt, crossbook with one
+ *                    side's client connected at a time (pmxt's Kalshi watcher subscribes again on every
+ *                    update it delivers, which floods the fake and this process); the median
  *
  * Each request job: a warm-up of each side, then `--rounds` rounds (default 3) of `--seconds` each
  * (default 10) per side, alternating which side goes first, `--connections` keep-alive connections
  * (default 32) from autocannon in this process. Printed per run: requests/s, latency p50/p99, and the
  * CPU time per request of the server process (from /proc) and of the fake venues' process. The
- * figure is the median over rounds of crossbook's requests/s over pmxt's (throttle off). Before the
+ * figure is the median over rounds of crossbook's requests/s over pmxt's (throttle off), each
+ * counting only answers that succeeded (a side that fails every request has none). Before the
  * rounds both sides are asked once and their answers compared (best bid/ask of a book, the number of
  * markets, candles); disagreements are printed. At the end pmxt as shipped is run once per job
  * (`--shipped-seconds`, default 3), for information.
