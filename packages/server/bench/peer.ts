@@ -974,7 +974,7 @@ async function main(): Promise<void> {
         runs.every((x) => x.cpuMs !== undefined) ? `${fmtMs(median(runs.map((x) => x.cpuMs!)))} ms` : "n/a";
       console.log(
         `| ${r.name} | ${fmtRps(cbRps)} | ${fmtRps(pmRps)}${r.note ? " (failed)" : ""} | ${r.shipped ? fmtRps(r.shipped.rps) : "-"} | ` +
-          `${cpu(r.crossbook)} | ${cpu(r.pmxt)} | ${Number.isFinite(r.ratio) ? `${r.ratio.toFixed(1)}x` : "pmxt failed"} | >= ${r.target}x | ${verdict(r.ok)} |`,
+          `${cpu(r.crossbook)} | ${cpu(r.pmxt)} | ${Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}x` : "pmxt failed"} | >= ${r.target}x | ${verdict(r.ok)} |`,
       );
     }
     for (const f of fresh) {
