@@ -181,7 +181,12 @@ export class SandboxExchange {
     clearInterval(this.#reconciler);
     await this.#reconciling;
     await this.idle();
-    this.#markets.clear();
+    // Only the resting orders go: the liquidity sandbox orders took stays taken for this instance's
+    // next plans, holder or not.
+    for (const books of this.#markets.values()) {
+      books.book = new SimBook(books.maxTick);
+      books.resting.clear();
+    }
     this.#refs.clear();
     this.#refOf.clear();
     this.#owners.clear();
@@ -355,10 +360,15 @@ export class SandboxExchange {
     const open = await restingSandboxOrders(this.db);
     if (!this.#holding) return;
     const stillOpen = new Set<string>();
+    // Read once per market, not once per order resting on it (a takeover loads them all).
+    const markets = new Map<string, TradableMarket | undefined>();
     for (const order of open) {
       stillOpen.add(order.id);
       if (this.#refOf.has(order.id)) continue;
-      const market = await tradableMarket(this.db, order.market_id);
+      if (!markets.has(order.market_id)) {
+        markets.set(order.market_id, await tradableMarket(this.db, order.market_id));
+      }
+      const market = markets.get(order.market_id);
       if (market && this.#holding) this.#restHere(order, market);
     }
     for (const { orderId, ref, marketId } of before) {
