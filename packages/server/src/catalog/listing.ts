@@ -283,7 +283,7 @@ export class MarketListing {
     this.#stale.clear();
     try {
       if (venues === null) {
-        const rows = await repo.marketsInIdOrder(this.db);
+        const rows = await repo.allMarkets(this.db);
         const byVenue = new Map<string, repo.MarketRow[]>();
         for (const row of rows) push(byVenue, row.venue, row);
         this.#venues.clear();
@@ -291,7 +291,7 @@ export class MarketListing {
         for (const [venue, ofVenue] of byVenue) this.#install(venue, ofVenue);
         this.#loaded = true;
       } else {
-        for (const venue of venues) this.#install(venue, await repo.marketsInIdOrder(this.db, venue));
+        for (const venue of venues) this.#install(venue, await repo.allMarkets(this.db, venue));
       }
     } catch (error) {
       for (const venue of venues ?? []) this.#stale.add(venue);

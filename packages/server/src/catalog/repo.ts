@@ -130,18 +130,11 @@ export async function findMarketTitles(
     .execute();
 }
 
-/** Every market, or every market of one venue (prices loads these into memory). */
-export async function allMarkets(db: DbOrTrx, venue?: string): Promise<MarketRow[]> {
-  let query = db.selectFrom("markets").selectAll();
-  if (venue) query = query.where("venue", "=", venue);
-  return query.execute();
-}
-
 /**
  * Every market, or every market of one venue, in id order as the store collates it (the order
- * `listMarkets` pages in): what the markets listing (listing.ts) holds in memory.
+ * `listMarkets` pages in): prices and the markets listing (listing.ts) hold these in memory.
  */
-export async function marketsInIdOrder(db: DbOrTrx, venue?: string): Promise<MarketRow[]> {
+export async function allMarkets(db: DbOrTrx, venue?: string): Promise<MarketRow[]> {
   let query = db.selectFrom("markets").selectAll();
   if (venue) query = query.where("venue", "=", venue);
   return query.orderBy("id").execute();

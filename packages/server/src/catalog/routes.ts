@@ -3,11 +3,12 @@
  * memory (listing.ts) but for a text search (`q`), which the store matches; both, and
  * `GET /v1/markets/{market_id}`, send JSON written by hand (market-json.ts).
  */
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { Envelope, ok, PagedEnvelope, PageMeta } from "../http/envelope";
 import { AppError } from "../http/errors";
+import { sendSerialized } from "../http/plumbing";
 import type { Clock } from "../infra/clock";
 import type { Db } from "../infra/db/store";
 import type { VenueId } from "../venues/model";
@@ -27,13 +28,6 @@ export interface CatalogRoutesDeps {
   /** Live quotes and feed events (prices' LiveMarkets): the listing shows them as they come. */
   live: LiveFeed;
   clock: Clock;
-}
-
-const JSON_TYPE = "application/json; charset=utf-8";
-
-/** Sends an already-serialized JSON body: Fastify skips serialization for a string or buffer. */
-function sendSerialized(reply: FastifyReply, body: string | Buffer): FastifyReply {
-  return reply.header("content-type", JSON_TYPE).send(body);
 }
 
 const FIELDS_NOTE =

@@ -149,6 +149,11 @@ function hasNumberProperty(schema: unknown): boolean {
   return properties !== undefined && Object.values(properties).some(isNumberSchema);
 }
 
+/** Sends an already-serialized JSON body: Fastify skips serialization for a string or buffer. */
+export function sendSerialized(reply: FastifyReply, body: string | Buffer): FastifyReply {
+  return reply.header("content-type", "application/json; charset=utf-8").send(body);
+}
+
 export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
   return reply.code(error.status).send({

@@ -104,8 +104,7 @@ export class PortfolioService {
 
   /** The titles of these markets, in one lookup; unknown ids are absent. */
   async marketTitles(ids: readonly string[]): Promise<ReadonlyMap<string, string>> {
-    if (!this.titles || ids.length === 0) return new Map();
-    return this.titles([...new Set(ids)]);
+    return this.titles ? this.titles(ids) : new Map();
   }
 
   /** Every venue answer the executions of the owner's environment give (none for the sandbox). */

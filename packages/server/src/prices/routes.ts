@@ -2,9 +2,10 @@
  * Current prices (spec 4.2), answered from the snapshot cache (snapshots.ts), and the comparison of
  * one event across venues (spec 2.5, rules in compare.ts).
  */
+
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { FastifyReply } from "fastify";
 import { validationError } from "../http/errors";
+import { sendSerialized } from "../http/plumbing";
 import { type Clock, isoFromMs } from "../infra/clock";
 import type { CompareService } from "./compare";
 import { CompareQuery, CompareResponse, PricesQuery, PricesResponse } from "./schemas";
@@ -15,13 +16,6 @@ export interface PricesRoutesDeps {
   prices: PricesService;
   compare: CompareService;
   clock: Clock;
-}
-
-const JSON_TYPE = "application/json; charset=utf-8";
-
-/** Sends an already-serialized JSON body: Fastify skips serialization for a string or buffer. */
-function sendSerialized(reply: FastifyReply, body: string | Buffer): FastifyReply {
-  return reply.header("content-type", JSON_TYPE).send(body);
 }
 
 export const pricesRoutes: FastifyPluginAsyncTypebox<PricesRoutesDeps> = async (app, deps) => {
