@@ -100,7 +100,8 @@ export interface TransportOptions {
   userAgent?: string;
 }
 
-const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+/** Retried with backoff; a 429 has its own branch (waits for Retry-After, or gives up at once). */
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
 
 type Log = (level: LogLevel, message: string) => void;
 
