@@ -249,6 +249,8 @@ class MarketCandles {
   readonly current: Array<Bucket | undefined> = new Array(INTERVALS.length).fill(undefined);
   /** Buckets of periods that are over but may not be written yet. */
   pending: Bucket[] = [];
+  /** Bumped each time this market's candles are written: readers' kept copies of the store go stale. */
+  written = 0;
 }
 
 export interface CandleBuilderOptions {
@@ -309,6 +311,11 @@ export class CandleBuilder {
     const current = market.current[INTERVALS.indexOf(interval)];
     if (current) out.push(current.state());
     return out;
+  }
+
+  /** How many times this process has written the market's candles (see read-memo.ts). */
+  revision(marketId: string): number {
+    return this.#markets.get(marketId)?.written ?? 0;
   }
 
   /** Changed buckets waiting for the next flush. */
@@ -414,8 +421,9 @@ export class CandleBuilder {
     const touched = new Set(batch.map((bucket) => bucket.marketId));
     for (const id of touched) {
       const market = this.#markets.get(id);
-      if (market && market.pending.length > 0)
-        market.pending = market.pending.filter((b) => this.#dirty.has(b));
+      if (!market) continue;
+      market.written++;
+      if (market.pending.length > 0) market.pending = market.pending.filter((b) => this.#dirty.has(b));
     }
     return batch.length;
   }

@@ -51,6 +51,7 @@ import {
   toRow,
 } from "./candles";
 import * as repo from "./candles-repo";
+import { ReadMemo } from "./read-memo";
 
 export interface HistoryQuery {
   marketId: string;
@@ -108,9 +109,14 @@ export interface HistoryOptions {
   periodsPerRequest: number;
   /** Source periods one history request fetches at most (a range of `limit` ≤ 1,000 needs ≤ 15,000). */
   maxPeriods: number;
+  /**
+   * How long a store read (market, candles, backfill record) is kept for the next request, ms. This
+   * process's own writes end it at once; another instance's writes are seen within it. 0: none kept.
+   */
+  storeReadTtlMs: number;
 }
 
-const DEFAULTS: HistoryOptions = { periodsPerRequest: 4_000, maxPeriods: 16_000 };
+const DEFAULTS: HistoryOptions = { periodsPerRequest: 4_000, maxPeriods: 16_000, storeReadTtlMs: 1_000 };
 
 /** The range [from, to) of period starts a query covers; see the module comment. */
 export function historyRange(query: HistoryQuery, now: number): { from: number; to: number } {
@@ -144,12 +150,38 @@ export function uncovered(from: number, to: number, ranges: readonly Span[]): Sp
   return out;
 }
 
+/** `ranges` (sorted, disjoint) with `span` added, merged with the ones it overlaps or touches. */
+export function withSpan(ranges: readonly Span[], span: Span): Span[] {
+  const out: Span[] = [];
+  let [a, b] = span;
+  for (const [c, d] of ranges) {
+    if (d < a) out.push([c, d]);
+    else if (c > b) {
+      out.push([a, b]);
+      [a, b] = [c, d];
+    } else {
+      a = Math.min(a, c);
+      b = Math.max(b, d);
+    }
+  }
+  out.push([a, b]);
+  return out;
+}
+
 const spans = (rows: readonly repo.BackfillRangeRow[]): Span[] =>
   rows.map((r) => [Date.parse(r.covered_from), Date.parse(r.covered_to)]);
 
 export class PriceHistoryService {
-  readonly #inflight = new Map<string, Promise<void>>();
+  readonly #inflight = new Map<string, Promise<boolean>>();
   readonly #options: HistoryOptions;
+  readonly #reads: ReadMemo;
+  /** Per market: how many backfills this process has written (with the builder's, the read revision). */
+  readonly #backfills = new Map<string, number>();
+  /**
+   * Per market and source interval: ranges a backfill has already dealt with (fetched, or found
+   * built live). Both only grow, so such a range never needs the venue again.
+   */
+  readonly #settled = new Map<string, Span[]>();
 
   constructor(
     private readonly db: Db,
@@ -160,10 +192,19 @@ export class PriceHistoryService {
     options: Partial<HistoryOptions> = {},
   ) {
     this.#options = { ...DEFAULTS, ...options };
+    this.#reads = new ReadMemo(clock, this.#options.storeReadTtlMs);
+  }
+
+  /** Changes whenever this process writes the market's candles or backfill record. */
+  #revision(marketId: string): number {
+    return this.candles.revision(marketId) + (this.#backfills.get(marketId) ?? 0);
   }
 
   async history(query: HistoryQuery): Promise<HistoryResult> {
-    const market = await catalogRepo.findMarket(this.db, query.marketId);
+    // A market's open time and venue change rarely; a sync's change is seen within the read TTL.
+    const market = await this.#reads.read(`market\u0000${query.marketId}`, 0, () =>
+      catalogRepo.findMarket(this.db, query.marketId),
+    );
     if (!market) {
       throw new AppError("MARKET_NOT_FOUND", `No market ${query.marketId}`, { market_id: query.marketId });
     }
@@ -196,7 +237,12 @@ export class PriceHistoryService {
         throw error;
       }
     }
-    const ranges = await repo.listBackfillRanges(this.db, market.id, SOURCE[query.interval]);
+    const source = SOURCE[query.interval];
+    const ranges = await this.#reads.read(
+      `ranges\u0000${market.id}\u0000${source}`,
+      this.#revision(market.id),
+      () => repo.listBackfillRanges(this.db, market.id, source),
+    );
     const coverage = coverageOf(
       market,
       query.interval,
@@ -213,10 +259,13 @@ export class PriceHistoryService {
   /** Stored candles overlaid with the ones still in memory, gaps filled. */
   async #read(marketId: string, interval: Interval, from: number, to: number, now: number) {
     const size = INTERVAL_MS[interval];
-    const [rows, before] = await Promise.all([
-      repo.listCandles(this.db, marketId, interval, isoFromMs(from), isoFromMs(to)),
-      repo.lastCandleBefore(this.db, marketId, interval, isoFromMs(from)),
-    ]);
+    const key = `candles\u0000${marketId}\u0000${interval}\u0000${from}\u0000${to}`;
+    const [rows, before] = await this.#reads.read(key, this.#revision(marketId), () =>
+      Promise.all([
+        repo.listCandles(this.db, marketId, interval, isoFromMs(from), isoFromMs(to)),
+        repo.lastCandleBefore(this.db, marketId, interval, isoFromMs(from)),
+      ]),
+    );
     const byStart = new Map<number, CandleState>(rows.map((row) => [Date.parse(row.start), fromRow(row)]));
     let previous: PriceCandle | undefined = before ? fromRow(before) : undefined;
     for (const held of this.candles.held(marketId, interval)) {
@@ -262,16 +311,18 @@ export class PriceHistoryService {
     if (wantFrom >= wantTo) return;
     const venue = this.venues.get(market.venue as VenueId);
     if (!venue?.capabilities.supports.priceHistory) return;
+    const key = `${market.id}\u0000${source}`;
+    if (uncovered(wantFrom, wantTo, this.#settled.get(key) ?? []).length === 0) return;
 
     // One backfill per market and source interval at a time; a second request waits, then re-checks.
-    const key = `${market.id}\u0000${source}`;
     for (let running = this.#inflight.get(key); running; running = this.#inflight.get(key)) {
       await running.catch(() => {});
     }
+    if (uncovered(wantFrom, wantTo, this.#settled.get(key) ?? []).length === 0) return;
     const run = this.#backfill(market.id, venue, source, wantFrom, wantTo, horizon, now);
     this.#inflight.set(key, run);
     try {
-      await run;
+      if (await run) this.#settled.set(key, withSpan(this.#settled.get(key) ?? [], [wantFrom, wantTo]));
     } finally {
       this.#inflight.delete(key);
     }
@@ -285,7 +336,7 @@ export class PriceHistoryService {
     wantTo: number,
     horizon: number,
     now: number,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const size = INTERVAL_MS[source];
     const fetched = spans(await repo.listBackfillRanges(this.db, marketId, source));
     // Local history that starts within the range needs nothing from the venue from there on: only
@@ -314,14 +365,21 @@ export class PriceHistoryService {
     }
 
     let budget = this.#options.maxPeriods;
+    let whole = true;
     for (const [a, gapEnd] of uncovered(wantFrom, Math.min(wantTo, live), fetched)) {
-      if (budget <= 0) break;
+      if (budget <= 0) {
+        whole = false;
+        break;
+      }
       const b = Math.min(gapEnd, a + budget * size);
+      if (b < gapEnd) whole = false;
       budget -= Math.ceil((b - a) / size);
       const { candles, coarserMinutes } = await this.#fetch(venue, marketId, source, a, b);
       if (candles.length > 0) {
         await this.db.transaction().execute((trx) => repo.insertMissingCandles(trx, candles.map(toRow)));
+        this.#wrote(marketId);
         await this.candles.rollUpHistory(marketId, source, a, b);
+        this.#wrote(marketId);
       }
       // Recorded even when the venue had nothing: it is not asked for this range again.
       await this.db.transaction().execute((trx) =>
@@ -334,7 +392,13 @@ export class PriceHistoryService {
           fetched_at: isoFromMs(now),
         }),
       );
+      this.#wrote(marketId);
     }
+    return whole;
+  }
+
+  #wrote(marketId: string): void {
+    this.#backfills.set(marketId, (this.#backfills.get(marketId) ?? 0) + 1);
   }
 
   /** The venue's history for [from, to) as candles of `source`, in requests of bounded size. */
