@@ -280,10 +280,18 @@ export class Crossbook {
     /** Orders, newest first (default status open). @example const { data } = await client.orders.list({ status: "all" }); */
     list: (query?: Query<"/v1/orders", "get">): Promise<Page<OrderSummary>> =>
       this.#page("/v1/orders", query ? { query } : {}),
-    /** One order, full form. @example const o = await client.orders.get("ord_…"); */
-    get: (id: string): Promise<Order> => this.#data("get", "/v1/orders/{id}", { params: { id } }),
-    /** The fills of an order, each with its cause. @example const fills = await client.orders.fills("ord_…"); */
-    fills: (id: string): Promise<Fill[]> => this.#data("get", "/v1/orders/{id}/fills", { params: { id } }),
+    /**
+     * One order, full form. `{ refresh: true }` asks a live order's venue now instead of waiting for
+     * crossbook's next poll (costs venue rate limit). @example const o = await client.orders.get("ord_…");
+     */
+    get: (id: string, query?: Query<"/v1/orders/{id}", "get">): Promise<Order> =>
+      this.#data("get", "/v1/orders/{id}", { params: { id }, ...(query ? { query } : {}) }),
+    /**
+     * The fills of an order, each with its cause; `{ refresh: true }` as for `get`.
+     * @example const fills = await client.orders.fills("ord_…");
+     */
+    fills: (id: string, query?: Query<"/v1/orders/{id}/fills", "get">): Promise<Fill[]> =>
+      this.#data("get", "/v1/orders/{id}/fills", { params: { id }, ...(query ? { query } : {}) }),
     /** Cancels one order (409 ORDER_NOT_CANCELLABLE when filled or cancelled). @example await client.orders.cancel("ord_…"); */
     cancel: (id: string) => this.#data("delete", "/v1/orders/{id}", { params: { id } }),
     /**

@@ -4023,10 +4023,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One order in full */
+        /**
+         * One order in full
+         * @description A live order's fills and state reach crossbook from its venue within about 5 s (the poller); `refresh=true` asks the venue now.
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description true: bring the order up to date where it executes first. Live: its venue is asked now (one or two reads of your venue rate limit) instead of at the next poll, within 5 s; a venue that cannot be asked is a 503 and nothing changes. Sandbox: no difference (fills are written as they happen). */
+                    refresh?: boolean;
+                };
                 header?: never;
                 path: {
                     id: string;
@@ -4222,10 +4228,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An order's fills, oldest first, each with the real book level or trade that caused it */
+        /**
+         * An order's fills, oldest first, each with the real book level or trade that caused it
+         * @description A live order's fills and state reach crossbook from its venue within about 5 s (the poller); `refresh=true` asks the venue now.
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description true: bring the order up to date where it executes first. Live: its venue is asked now (one or two reads of your venue rate limit) instead of at the next poll, within 5 s; a venue that cannot be asked is a 503 and nothing changes. Sandbox: no difference (fills are written as they happen). */
+                    refresh?: boolean;
+                };
                 header?: never;
                 path: {
                     id: string;

@@ -7,12 +7,14 @@
  *
  * Besides placing and cancelling, an execution reports what the account has there: its cash and
  * what it holds, as the execution itself sees them (the portfolio shows them beside crossbook's own
- * record). Orders and fills are read from the ledger, the book of record of both environments: the
- * sandbox writes it directly, and the live fill poller keeps it current from the venues.
+ * record). Orders and fills live in the ledger, the book of record of both environments: the
+ * sandbox writes it directly, and the live fill poller keeps it current from the venues every few
+ * seconds. Reading an order or its fills through an execution (`read`, `fills`) brings it up to date
+ * first: a live order's venue is asked now instead of at the next poll.
  */
 import type { Owner } from "../access/owner";
 import type { DbOrTrx } from "../infra/db/store";
-import type { OrderRow } from "../ledger/orders-repo";
+import type { FillRow, OrderRow } from "../ledger/orders-repo";
 import type { VenueSnapshot } from "../portfolio/holdings";
 import { MICROS } from "../venues/decimal";
 import type { OrderBook } from "../venues/model";
@@ -38,6 +40,15 @@ export interface Execution {
    * null when it filled or was cancelled meanwhile (the caller re-reads it).
    */
   cancel(owner: Owner, order: OrderRow, reason: string): Promise<OrderRow | null>;
+  /**
+   * One of the owner's orders as it stands there now. Sandbox: the ledger's row (the exchange writes
+   * every fill as it happens). Live: the order is first brought up to date with its venue (new
+   * fills applied, closed here if the venue closed it, a pending one looked for), which costs venue
+   * reads; a venue that cannot be asked throws 503 and changes nothing.
+   */
+  read(owner: Owner, order: OrderRow): Promise<OrderRow>;
+  /** The order's fills, oldest first, after bringing it up to date as `read` does. */
+  fills(owner: Owner, order: OrderRow): Promise<FillRow[]>;
   /**
    * The owner's cash there, in micro-units: `available` to trade and `locked` in open buy orders.
    * Sandbox: the ledger's fake USDC (funded on first read). Live: what the linked venue account

@@ -100,6 +100,41 @@ export class LiveOrderPoller {
     await this.#polling?.catch(() => {});
   }
 
+  /**
+   * One order brought up to date with its venue now, by the same rules as a pass: an acknowledged
+   * order's new fills are applied (and it is closed here if the venue closed it), a pending one is
+   * looked for. A venue that cannot be asked throws its VenueError; the ledger is then unchanged.
+   */
+  async reconcile(order: OrderRow, credentials: VenueCredentials): Promise<PollSummary> {
+    const summary: PollSummary = { visited: 1, fills: 0, linked: 0, cancelled: 0, errors: 0 };
+    const venue = tradingVenueOf(this.deps.venues, order.venue as VenueId);
+    if (!venue?.capabilities.supports.trading || !repo.CANCELLABLE.has(order.status)) return summary;
+    if (order.venue_order_id) {
+      let atVenue: VenueOrder | undefined;
+      try {
+        atVenue = await venue.getOrder(credentials, order.venue_order_id, venueHint(order));
+      } catch (error) {
+        if (!(isVenueError(error) && error.kind === "not_found")) throw error;
+      }
+      if (atVenue && (atVenue.status === "open" || atVenue.status === "pending")) {
+        if (atVenue.filledSize > order.filled_amount) {
+          const fills = await fillsOf(venue, credentials, order, order.venue_order_id);
+          summary.fills += await applyFillsTo(this.deps, order, fills, "maker");
+        }
+      } else {
+        await this.#reconcileClosed(order, venue, credentials, summary, { atVenue });
+      }
+      return summary;
+    }
+    const [open, others] = await Promise.all([
+      venue.listOrders(credentials, { openOnly: true }),
+      repo.openLiveOrders(this.deps.db, order.account_id, venue.id),
+    ]);
+    const known = new Set(others.map((o) => o.venue_order_id).filter((id): id is string => id !== null));
+    await this.#reconcilePending(order, venue, credentials, open, known, summary);
+    return summary;
+  }
+
   /** One pass over every account and venue with open live orders. Concurrent calls share a pass. */
   pollOnce(): Promise<PollSummary> {
     if (!this.#polling) {
@@ -198,12 +233,16 @@ export class LiveOrderPoller {
     venue: TradingVenue,
     credentials: VenueCredentials,
     summary: PollSummary,
+    /** What the venue said of the order when the caller has asked already (undefined: not found). */
+    read?: { atVenue: VenueOrder | undefined },
   ): Promise<void> {
-    let atVenue: VenueOrder | undefined;
-    try {
-      atVenue = await venue.getOrder(credentials, order.venue_order_id!, venueHint(order));
-    } catch (error) {
-      if (!(isVenueError(error) && error.kind === "not_found")) throw error;
+    let atVenue = read?.atVenue;
+    if (!read) {
+      try {
+        atVenue = await venue.getOrder(credentials, order.venue_order_id!, venueHint(order));
+      } catch (error) {
+        if (!(isVenueError(error) && error.kind === "not_found")) throw error;
+      }
     }
     if (atVenue && (atVenue.status === "open" || atVenue.status === "pending")) return; // list lag
     if (atVenue && atVenue.filledSize > order.filled_amount) {

@@ -360,10 +360,34 @@ export class VenueRouter {
     return {
       place: (owner, draft, market, hooks) => this.place(owner, draft, market, hooks),
       cancel: (owner, order, reason) => this.cancel(owner, order, reason),
+      read: (owner, order) => this.#read(owner, order),
+      fills: async (owner, order) => repo.fillsOf(this.deps.db, (await this.#read(owner, order)).id),
       balance: (owner) => this.#balanceAt(owner, venue),
       positions: async (owner) =>
         ((await this.deps.holdings?.read(owner)) ?? []).filter((snapshot) => snapshot.venue === venue),
     };
+  }
+
+  /**
+   * An order brought up to date with its venue now (live-poller.ts `reconcile`), as the ledger then
+   * has it. Costs one or two venue reads; an order no longer open is not asked about. A venue that
+   * cannot be asked is a 503 (422 when it refuses the credentials), and nothing changes.
+   */
+  async #read(owner: Owner, order: OrderRow): Promise<OrderRow> {
+    if (repo.CANCELLABLE.has(order.status)) {
+      const credentials = await this.#credentialsFor(owner.accountId, order.venue as VenueId);
+      try {
+        await this.#poller.reconcile(order, credentials);
+      } catch (error) {
+        if (!isVenueError(error)) throw error;
+        this.deps.log.warn(
+          { err: error, order_id: order.id, venue: order.venue },
+          "could not read a live order at its venue",
+        );
+        throw mapVenueError(error, order.id);
+      }
+    }
+    return (await repo.findOrder(this.deps.db, owner, order.id)) ?? order;
   }
 
   /**

@@ -19,6 +19,8 @@ import {
   OrderParams,
   OrderSchema,
   PlaceOrderBody,
+  REFRESH_DESCRIPTION,
+  RefreshQuery,
 } from "./schemas";
 import type { OrdersService } from "./service";
 
@@ -141,12 +143,16 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
       schema: {
         tags: ["orders"],
         summary: "One order in full",
+        description: REFRESH_DESCRIPTION,
         params: OrderParams,
+        querystring: RefreshQuery,
         response: { 200: Envelope(OrderSchema) },
       },
     },
     async (request) => {
-      const order = await orders.get(tradingOwner(request), request.params.id);
+      const order = await orders.get(tradingOwner(request), request.params.id, {
+        refresh: request.query.refresh === true,
+      });
       const titles = await orders.marketTitles([order.market_id]);
       return ok(orderView(order, titles.get(order.market_id) ?? null));
     },
@@ -159,12 +165,16 @@ export const orderRoutes: FastifyPluginAsyncTypebox<{ orders: OrdersService }> =
       schema: {
         tags: ["orders"],
         summary: "An order's fills, oldest first, each with the real book level or trade that caused it",
+        description: REFRESH_DESCRIPTION,
         params: OrderParams,
+        querystring: RefreshQuery,
         response: { 200: Envelope(Type.Array(FillSchema)) },
       },
     },
     async (request) => {
-      const fills = await orders.fills(tradingOwner(request), request.params.id);
+      const fills = await orders.fills(tradingOwner(request), request.params.id, {
+        refresh: request.query.refresh === true,
+      });
       const titles = await orders.marketTitles(fills.map((fill) => fill.market_id));
       return ok(fills.map((fill) => fillView(fill, titles)));
     },

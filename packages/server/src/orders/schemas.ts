@@ -141,6 +141,22 @@ export const BulkCancelQuery = Type.Object(
 
 export const OrderParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) });
 
+export const RefreshQuery = Type.Object(
+  {
+    refresh: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          "true: bring the order up to date where it executes first. Live: its venue is asked now (one or two reads of your venue rate limit) instead of at the next poll, within 5 s; a venue that cannot be asked is a 503 and nothing changes. Sandbox: no difference (fills are written as they happen).",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const REFRESH_DESCRIPTION =
+  "A live order's fills and state reach crossbook from its venue within about 5 s (the poller); `refresh=true` asks the venue now.";
+
 export const FillSchema = Type.Object({
   id: Type.String({ description: "fil_…" }),
   order_id: Type.String(),

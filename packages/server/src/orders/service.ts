@@ -341,18 +341,24 @@ export class OrdersService {
 
   // --- reading -----------------------------------------------------------------------------------
 
-  async get(owner: Owner, id: string): Promise<OrderRow> {
+  /**
+   * One of the owner's orders. With `refresh`, brought up to date where it executes first (a live
+   * order's venue is asked now rather than at the poller's next pass: see Execution.read).
+   */
+  async get(owner: Owner, id: string, options: { refresh?: boolean } = {}): Promise<OrderRow> {
     const order = await repo.findOrder(this.deps.db, owner, id);
     if (!order) throw new AppError("ORDER_NOT_FOUND", `No order ${id}`, { order_id: id });
-    return order;
+    return options.refresh ? this.#execution(owner, order.venue).read(owner, order) : order;
   }
 
   list(owner: Owner, filter: repo.OrderFilter, page: { limit: number; offset: number }) {
     return repo.listOrders(this.deps.db, owner, filter, page);
   }
 
-  async fills(owner: Owner, id: string): Promise<repo.FillRow[]> {
+  /** An order's fills, oldest first; with `refresh`, after bringing it up to date as `get` does. */
+  async fills(owner: Owner, id: string, options: { refresh?: boolean } = {}): Promise<repo.FillRow[]> {
     const order = await this.get(owner, id);
+    if (options.refresh) return this.#execution(owner, order.venue).fills(owner, order);
     return repo.fillsOf(this.deps.db, order.id);
   }
 

@@ -10,7 +10,7 @@ import { type Clock, isoNow } from "../infra/clock";
 import { TransactionBatcher } from "../infra/db/batcher";
 import type { Db } from "../infra/db/store";
 import { cancelOrderRow, feeModelOf, openOrder } from "../ledger/bookkeeping";
-import type { OrderRow } from "../ledger/orders-repo";
+import { type FillRow, fillsOf, findOrder, type OrderRow } from "../ledger/orders-repo";
 import { findBalance } from "../ledger/positions-repo";
 import { type Cash, type Execution, marketOrderBound, type PlacementHooks } from "../orders/execution";
 import type { TradableMarket } from "../orders/markets";
@@ -101,6 +101,15 @@ export class SandboxExecution implements Execution {
       .execute((trx) => cancelOrderRow(trx, { outbox, nowIso }, order, reason));
     if (cancelled) exchange.forget(order.id, order.market_id);
     return cancelled;
+  }
+
+  /** The exchange writes every fill as it happens: the ledger's row is the order as it stands. */
+  async read(owner: Owner, order: OrderRow): Promise<OrderRow> {
+    return (await findOrder(this.deps.db, owner, order.id)) ?? order;
+  }
+
+  async fills(_owner: Owner, order: OrderRow): Promise<FillRow[]> {
+    return fillsOf(this.deps.db, order.id);
   }
 
   async balance(owner: Owner): Promise<Cash> {

@@ -414,6 +414,115 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
     });
   });
 
+  describe("reading with refresh=true", () => {
+    const refreshed = async (key: string, path: string) =>
+      (await get(t.app, key, `${path}?refresh=true`)).data;
+
+    it("asks the venue now: a fill the poller has not seen yet shows at once, on both venues", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const p = polymarketMarket();
+      const ko = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      const po = await placed(t.app, me.liveKey, { market_id: p.id, side: "buy", price: 0.3, amount: 10 });
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 2, price: 0.3 });
+      polymarket.script.printTrade(p.info.yesTokenId, { price: "0.3", size: "10", side: "SELL" });
+      // Without refresh: the ledger as the last poll left it.
+      expect(await order(me.liveKey, ko.id)).toMatchObject({ status: "open", filled_amount: 0 });
+      expect((await get(t.app, me.liveKey, `/v1/orders/${po.id}/fills`)).data).toHaveLength(0);
+
+      expect(await refreshed(me.liveKey, `/v1/orders/${ko.id}`)).toMatchObject({
+        status: "open",
+        filled_amount: 2,
+      });
+      const fills = await refreshed(me.liveKey, `/v1/orders/${po.id}/fills`);
+      expect(fills).toMatchObject([{ order_id: po.id, size: 10, price: 0.3, liquidity: "maker" }]);
+      expect(await order(me.liveKey, po.id)).toMatchObject({ status: "filled", filled_amount: 10 });
+      expect(await eventsOf("order.partially_filled", ko.id)).toHaveLength(1);
+
+      // The poller then applies nothing twice; an order the venue closed is closed by a refresh too.
+      await t.services.venueRouter.pollOnce();
+      expect((await get(t.app, me.liveKey, `/v1/orders/${ko.id}/fills`)).data).toHaveLength(1);
+      kalshi.script.closeMarket(k.ticker);
+      expect(await refreshed(me.liveKey, `/v1/orders/${ko.id}`)).toMatchObject({
+        status: "cancelled",
+        filled_amount: 2,
+        cancel_reason: "venue",
+      });
+      // An order no longer open is answered from the ledger without asking the venue.
+      kalshi.script.goDown(true);
+      try {
+        expect((await refreshed(me.liveKey, `/v1/orders/${ko.id}`)).status).toBe("cancelled");
+      } finally {
+        kalshi.script.goDown(false);
+      }
+    });
+
+    it("finds a pending order whose placement answer was lost", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      kalshi.script.malformNext("garbage", { path: "/portfolio/events/orders" });
+      const error = expectError(
+        await place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 }),
+        503,
+        "VENUE_UNAVAILABLE",
+      );
+      const id = error.details!["order_id"] as string;
+      expect(await refreshed(me.liveKey, `/v1/orders/${id}`)).toMatchObject({ status: "open" });
+      expect(await venueOrderId(id)).not.toBeNull();
+    });
+
+    it("is a 503 that changes nothing while the venue is down; a plain read still answers", async () => {
+      const me = await trader();
+      const k = kalshiMarket();
+      const o = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      kalshi.script.printTrade(k.ticker, { side: "no", count: 5, price: 0.3 });
+      kalshi.script.goDown(true);
+      try {
+        for (const path of [`/v1/orders/${o.id}?refresh=true`, `/v1/orders/${o.id}/fills?refresh=true`]) {
+          const response = await t.app.inject({ method: "GET", url: path, headers: bearer(me.liveKey) });
+          expect(expectError(response, 503, "VENUE_UNAVAILABLE").details).toMatchObject({ order_id: o.id });
+        }
+        expect(await order(me.liveKey, o.id)).toMatchObject({ status: "open", filled_amount: 0 });
+      } finally {
+        kalshi.script.goDown(false);
+      }
+      expect(await refreshed(me.liveKey, `/v1/orders/${o.id}`)).toMatchObject({ status: "filled" });
+    });
+
+    it("is the same read for a sandbox key, a 404 for another account's order, and a 400 for a bad value", async () => {
+      const me = await trader();
+      const other = await trader();
+      const k = kalshiMarket();
+      const mine = await placed(t.app, me.sandboxKey, {
+        market_id: k.id,
+        side: "buy",
+        price: 0.3,
+        amount: 5,
+      });
+      expect(await refreshed(me.sandboxKey, `/v1/orders/${mine.id}`)).toEqual(
+        await order(me.sandboxKey, mine.id),
+      );
+      expect(await refreshed(me.sandboxKey, `/v1/orders/${mine.id}/fills`)).toEqual(
+        (await get(t.app, me.sandboxKey, `/v1/orders/${mine.id}/fills`)).data,
+      );
+      const live = await placed(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 });
+      for (const key of [other.liveKey, me.sandboxKey]) {
+        const response = await t.app.inject({
+          method: "GET",
+          url: `/v1/orders/${live.id}?refresh=true`,
+          headers: bearer(key),
+        });
+        expectError(response, 404, "ORDER_NOT_FOUND");
+      }
+      const bad = await t.app.inject({
+        method: "GET",
+        url: `/v1/orders/${live.id}?refresh=maybe`,
+        headers: bearer(me.liveKey),
+      });
+      expect(expectError(bad, 400, "VALIDATION_ERROR").details?.["fields"]).toHaveProperty("query.refresh");
+    });
+  });
+
   describe("cancelling", () => {
     it("a cancel reaches the venue on both venues", async () => {
       const me = await trader();

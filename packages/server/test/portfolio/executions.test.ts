@@ -16,6 +16,8 @@ function reporting(cash: Cash, snapshots: VenueSnapshot[] = []) {
   const execution: Execution = {
     place: () => Promise.reject(new Error("not here")),
     cancel: () => Promise.reject(new Error("not here")),
+    read: () => Promise.reject(new Error("not here")),
+    fills: () => Promise.reject(new Error("not here")),
     balance: async (owner) => {
       asked.push(`balance:${owner.environment}`);
       return cash;
