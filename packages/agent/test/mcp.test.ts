@@ -184,6 +184,8 @@ describe("the MCP server over stdio", () => {
       idempotency_key: "mcp-test-order-1",
     });
     expect(again.value["id"]).toBe(placed.value["id"]);
+    const refreshed = await sandbox.call("get_order", { order_id: placed.value["id"], refresh: true });
+    expect(refreshed.value).toMatchObject({ id: placed.value["id"], status: "open" });
     const cancelled = await sandbox.call("cancel_order", { order_id: placed.value["id"] });
     expect(cancelled.value["status"]).toBe("cancelled");
     const read = (await sandbox.request("resources/read", { uri: `crossbook://market/${marketId}` }))[

@@ -185,10 +185,21 @@ export const TOOLS: ToolDefinition[] = [
     name: "get_order",
     title: "Get an order",
     description: "One order in full, with its fills so far.",
-    inputSchema: object({ order_id: str("The order id (ord_…)") }, ["order_id"]),
+    inputSchema: object(
+      {
+        order_id: str("The order id (ord_…)"),
+        refresh: {
+          type: "boolean",
+          description:
+            "Ask a live order's venue now instead of waiting for crossbook's next poll (within 5 s); costs venue rate limit",
+        },
+      },
+      ["order_id"],
+    ),
     annotations: READ,
     moves: false,
-    run: (client, args) => client.orders.get(String(args["order_id"])),
+    run: (client, args) =>
+      client.orders.get(String(args["order_id"]), args["refresh"] === true ? { refresh: true } : undefined),
   },
   {
     name: "place_order",
