@@ -13,6 +13,7 @@ import { EventEmitter } from "node:events";
 import WebSocket from "ws";
 import type { AccountEvent } from "./client.js";
 import type { CursorStore } from "./cursor-store.js";
+import { connectionError } from "./network.js";
 import { reconnectDelay } from "./reconnect.js";
 
 export interface AccountStreamOptions {
@@ -267,7 +268,11 @@ export class AccountStream extends EventEmitter implements AsyncIterable<Account
     });
     socket.on("error", (error) => {
       // After a refused upgrade ws reports its own abort; after close() nothing matters any more.
-      if (!refused && !this.#closed) this.emit("error", error);
+      if (!refused && !this.#closed)
+        this.emit(
+          "error",
+          connectionError("GET", this.#url(), error, this.#options.baseUrl, "; reconnecting"),
+        );
     });
     socket.on("close", (code, rawReason) => {
       clearTimeout(this.#idleTimer);

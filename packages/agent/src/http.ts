@@ -6,6 +6,7 @@
  */
 import { CrossbookApiError, CrossbookNetworkError, CrossbookRateLimitError } from "./errors.js";
 import type { paths } from "./generated/api.js";
+import { describeCause, networkHint } from "./network.js";
 
 export type Method = "get" | "post" | "patch" | "delete";
 export type Path = keyof paths;
@@ -346,36 +347,3 @@ function rateLimitOf(response: Response, error: CrossbookApiError): { limit?: nu
  * What fetch's failure was, from the system error under it: `ECONNREFUSED 127.0.0.1:8080`,
  * `ENOTFOUND crossbook.invalid`… (fetch itself only says "fetch failed").
  */
-function describeCause(cause: unknown): { code?: string; text: string } {
-  let inner: unknown = cause;
-  while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
-  if (!(inner instanceof Error)) return { text: String(cause) };
-  const raw = (inner as Error & { code?: unknown }).code;
-  const code = typeof raw === "string" ? raw : undefined;
-  // Node's "connect ECONNREFUSED 127.0.0.1:8080": the verb adds nothing to the method and URL.
-  let text = inner.message.replace(/^(connect|getaddrinfo|read|write) /, "");
-  if (text === "" && inner instanceof AggregateError)
-    text = inner.errors
-      .map((e: unknown) => (e instanceof Error ? e.message.replace(/^connect /, "") : String(e)))
-      .join(", ");
-  if (text === "") text = code ?? inner.name;
-  else if (code && !text.includes(code)) text = `${code}: ${text}`;
-  return { ...(code ? { code } : {}), text };
-}
-
-const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i;
-
-/** A hint where the fix is likely: a local service not started, or a base URL that does not resolve. */
-function networkHint(code: string | undefined, baseUrl: string): string {
-  let host = "";
-  try {
-    host = new URL(baseUrl).hostname;
-  } catch {
-    // a base URL fetch could not parse has failed with its own message
-  }
-  if (code === "ECONNREFUSED" && LOOPBACK.test(host))
-    return " — is crossbook running? (start it with `npx crossbook demo` or `npx crossbook serve`)";
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
-    return ` — check the client's baseUrl (or CROSSBOOK_URL): ${host} does not resolve`;
-  return "";
-}

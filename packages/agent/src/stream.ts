@@ -6,6 +6,7 @@
  */
 import { EventEmitter } from "node:events";
 import WebSocket from "ws";
+import { connectionError } from "./network.js";
 import { reconnectDelay } from "./reconnect.js";
 
 /** A `price_update` message (spec 4.2, plus the connection's `seq`). */
@@ -181,13 +182,28 @@ export class PriceStream extends EventEmitter implements AsyncIterable<PriceUpda
       }
       this.#onMessage(message);
     });
+    let refused = false;
     socket.on("unexpected-response", (_request, response) => {
       // The upgrade was refused with an HTTP error (401/403/429): say why, then treat as a close.
+      refused = true;
       this.emit("error", new Error(`stream: upgrade refused with HTTP ${response.statusCode}`));
       if (response.statusCode === 401 || response.statusCode === 403) this.#closed = true;
       socket.terminate();
     });
-    socket.on("error", (error) => this.emit("error", error));
+    // After a refused upgrade ws reports its own abort: the refusal has said it all.
+    socket.on("error", (error) => {
+      if (refused) return;
+      this.emit(
+        "error",
+        connectionError(
+          "GET",
+          this.#url(),
+          error,
+          this.#options.baseUrl,
+          this.#closed ? "" : "; reconnecting",
+        ),
+      );
+    });
     socket.on("close", (code, reason) => {
       clearTimeout(this.#idleTimer);
       this.emit("close", { code, reason: String(reason) });
