@@ -1296,7 +1296,7 @@ export interface paths {
         };
         /**
          * Current arbitrage opportunities over every verified pair, best first
-         * @description Every verified identity or complement pair of markets on two venues whose live books pay after both venues' taker fees at `min_size` hedged pairs or more, with the figures of `GET /v1/prices/compare` for that pair at its most profitable size of at least `min_size`, highest `profit` first. Books are the live feed's only: a pair without a live book for a market is not priced (`meta.unpriced`) and its markets are asked of the feed for later scans.
+         * @description Every verified identity or complement pair of markets on two venues whose current books pay after both venues' taker fees at `min_size` hedged pairs or more, with the figures of `GET /v1/prices/compare` for that pair at its most profitable size of at least `min_size`, highest `profit` first. Books are the ones crossbook holds, never fetched for the request: the live feed's, or for a market no feed carries a REST-polled book at most 30 s old. A pair without such a book for a market is not priced (`meta.unpriced`); its markets are asked of the feed or polled (at most 50 a venue) for later scans.
          */
         get: {
             parameters: {
@@ -1401,7 +1401,7 @@ export interface paths {
                                 }[];
                                 /** @description The pair's market A then market B */
                                 markets: {
-                                    /** @description When the live book the figures come from was taken */
+                                    /** @description The time stamp of the book the figures come from (live feed or REST poll) */
                                     book_timestamp: string;
                                     market_id: string;
                                     /** @enum {string} */
@@ -1430,11 +1430,11 @@ export interface paths {
                                 pairs: number;
                                 /** @description When the list of verified pairs was last read */
                                 pairs_loaded_at: string;
-                                /** @description Of those, pairs with both markets' live books */
+                                /** @description Of those, pairs with both markets' books at hand (live, or polled at most 30 s ago) */
                                 priced: number;
                                 /** @description Opportunities passing every filter, before `limit` */
                                 total: number;
-                                /** @description Pairs without a live book for a market: not priced (they are asked of the feed) */
+                                /** @description Pairs without such a book for a market: not priced (its markets are asked of the feed or polled) */
                                 unpriced: number;
                             };
                             /** @enum {boolean} */

@@ -78,6 +78,8 @@ export class LiveMarkets {
   readonly #eventListeners = new Set<(event: FeedEvent, venue: VenueId) => void>();
   /** The latest full book the feed published per market (books are immutable once published). */
   readonly #books = new Map<string, OrderBook>();
+  /** When each of those books arrived here, ms (a REST book's own timestamp may be its last change). */
+  readonly #bookArrivedAt = new Map<string, number>();
   readonly #feedOffLogged = new Set<VenueId>();
   #timer: NodeJS.Timeout | undefined;
   #cluster: FeedCluster | null = null;
@@ -111,9 +113,14 @@ export class LiveMarkets {
     return () => this.#eventListeners.delete(listener);
   }
 
-  /** The latest book a feed published for a market, if it is live. */
+  /** The latest book a feed published (or a REST poll brought) for a market, if any. */
   book(marketId: string): OrderBook | undefined {
     return this.#books.get(marketId);
+  }
+
+  /** When `book(marketId)` arrived, ms; undefined when there is none. */
+  bookArrivedAt(marketId: string): number | undefined {
+    return this.#bookArrivedAt.get(marketId);
   }
 
   /** True when a connected venue feed carries the market (its quote is live, not polled). */
@@ -307,6 +314,7 @@ export class LiveMarkets {
     } else {
       if (event.kind === "book") {
         this.#books.set(event.book.marketId, event.book);
+        this.#bookArrivedAt.set(event.book.marketId, this.clock.now());
         // The producer's feed carries it: live here too, not to be polled.
         if (!here) this.#fedOf(venueId).add(event.book.marketId);
       }

@@ -16,11 +16,13 @@ export const arbitrageScannerRoutes: FastifyPluginAsyncTypebox<ScannerRoutesDeps
         tags: ["prices"],
         summary: "Current arbitrage opportunities over every verified pair, best first",
         description:
-          "Every verified identity or complement pair of markets on two venues whose live books pay after " +
+          "Every verified identity or complement pair of markets on two venues whose current books pay after " +
           "both venues' taker fees at `min_size` hedged pairs or more, with the figures of " +
           "`GET /v1/prices/compare` for that pair at its most profitable size of at least `min_size`, " +
-          "highest `profit` first. Books are the live feed's only: a pair without a live book for a market " +
-          "is not priced (`meta.unpriced`) and its markets are asked of the feed for later scans.",
+          "highest `profit` first. Books are the ones crossbook holds, never fetched for the request: the " +
+          "live feed's, or for a market no feed carries a REST-polled book at most 30 s old. A pair without " +
+          "such a book for a market is not priced (`meta.unpriced`); its markets are asked of the feed or " +
+          "polled (at most 50 a venue) for later scans.",
         querystring: ArbitrageQuery,
         response: { 200: ArbitrageResponse },
       },

@@ -64,7 +64,9 @@ const ScanMarket = Type.Object({
   market_id: Type.String(),
   platform: StringEnum(VENUE_IDS),
   title: Type.String(),
-  book_timestamp: Type.String({ description: "When the live book the figures come from was taken" }),
+  book_timestamp: Type.String({
+    description: "The time stamp of the book the figures come from (live feed or REST poll)",
+  }),
 });
 
 export const OpportunitySchema = Type.Object(
@@ -105,9 +107,12 @@ export const ScanMeta = Type.Object({
     description:
       "Verified identity or complement pairs across two venues, both markets open, within venue and category",
   }),
-  priced: Type.Integer({ description: "Of those, pairs with both markets' live books" }),
+  priced: Type.Integer({
+    description: "Of those, pairs with both markets' books at hand (live, or polled at most 30 s ago)",
+  }),
   unpriced: Type.Integer({
-    description: "Pairs without a live book for a market: not priced (they are asked of the feed)",
+    description:
+      "Pairs without such a book for a market: not priced (its markets are asked of the feed or polled)",
   }),
   total: Type.Integer({ description: "Opportunities passing every filter, before `limit`" }),
   limit: Type.Integer(),

@@ -7,11 +7,13 @@
  *   the matcher runs after a sync, rarely next to scans, so the list is read once and reused for
  *   `pairsTtlMs` (5 s), and read again after any catalog sync: a scan runs no SQL. A pair curated in
  *   the meantime shows (or goes) within that time.
- * - **Books** are the live feed's only (`LiveMarkets.book` of a market the feed carries): a scan never
- *   calls a venue. A pair with a market the feed does not carry, or has no book of yet, is not priced
- *   and is counted in `unpriced`; its markets are asked of the feed (`live.want`, within the feed's
- *   cap) so that a later scan prices it. Not `PricesService.watch`: that would also poll every such
- *   market over REST while no feed carries it, venue calls for as long as anybody scans.
+ * - **Books** are the ones this instance holds (`LiveMarkets.book`): a scan never calls a venue. A
+ *   market the live feed carries is priced on the feed's book. One it does not carry (a venue
+ *   without a feed, such as Kalshi without a feed key, or a market past the feed's cap) is watched
+ *   (`PricesService.watch`: asked of the feed, and polled over REST every 10 s while no feed
+ *   carries it), at most `maxPolledPerVenue` of them per venue so scans cannot spend a venue's rate
+ *   limit, and priced on its polled book while that is at most `maxPolledAgeMs` old. A pair with a
+ *   market that has no such book is not priced and is counted in `unpriced`.
  * - **Figures** are `CompareService.pairArbitrage`'s, the code path of `GET /v1/prices/compare`, so an
  *   opportunity is compare's arbitrage of the same pair on the same books: listed when compare would
  *   say `arbitrage_opportunity`, with the figures of its best size of at least `min_size`. Books are
@@ -46,6 +48,10 @@ export interface ScannerDeps {
 export interface ScannerOptions {
   /** How long the list of verified pairs is reused before it is read again, ms. Default 5 s. */
   pairsTtlMs?: number;
+  /** Markets without a live feed watched (polled over REST) for scans, per venue. Default 50. */
+  maxPolledPerVenue?: number;
+  /** A polled book older than this is not priced, ms. Default 30 s (three polls). */
+  maxPolledAgeMs?: number;
 }
 
 export interface ScanQuery {
@@ -98,11 +104,33 @@ interface PairList {
   generation: number;
 }
 
+/** The markets one scan found without a live feed and watches: at most `limit` a venue. */
+export class PollAllowance {
+  readonly markets: MarketSummary[] = [];
+  readonly #perVenue = new Map<string, number>();
+  readonly #seen = new Set<string>();
+
+  constructor(private readonly limit: number) {}
+
+  /** False when the venue's allowance is spent: the market is neither watched nor priced. */
+  add(market: MarketSummary): boolean {
+    if (this.#seen.has(market.id)) return true;
+    const count = this.#perVenue.get(market.venue) ?? 0;
+    if (count >= this.limit) return false;
+    this.#perVenue.set(market.venue, count + 1);
+    this.#seen.add(market.id);
+    this.markets.push(market);
+    return true;
+  }
+}
+
 /** `IN (…)` lists are cut into chunks this long (SQLite's bound-parameter limit). */
 const CHUNK = 500;
 
 export class ArbitrageScanner {
   readonly #ttlMs: number;
+  readonly #maxPolledPerVenue: number;
+  readonly #maxPolledAgeMs: number;
   #list: PairList | undefined;
   #loading: Promise<PairList> | undefined;
   #generation = 0;
@@ -112,6 +140,8 @@ export class ArbitrageScanner {
     options: ScannerOptions = {},
   ) {
     this.#ttlMs = options.pairsTtlMs ?? 5_000;
+    this.#maxPolledPerVenue = options.maxPolledPerVenue ?? 50;
+    this.#maxPolledAgeMs = options.maxPolledAgeMs ?? 30_000;
     // A sync may change the markets' fee schedules, minimum sizes and status, and the pairs after it.
     deps.catalog.onChanged(() => this.invalidate());
   }
@@ -126,7 +156,8 @@ export class ArbitrageScanner {
     const minContracts = query.minContracts ?? this.deps.compare.minContracts;
     const category = query.category?.toLowerCase();
     const items: Opportunity[] = [];
-    const unfed: string[] = [];
+    const unfed = new PollAllowance(this.#maxPolledPerVenue);
+    const now = this.deps.clock.now();
     let scanned = 0;
     let priced = 0;
     for (const entry of list.pairs) {
@@ -138,8 +169,8 @@ export class ArbitrageScanner {
       // A market no longer open cannot be traded: the pair is not a current opportunity.
       if (marketA?.status !== "open" || marketB?.status !== "open") continue;
       scanned++;
-      const bookA = this.#liveBook(marketA, unfed);
-      const bookB = this.#liveBook(marketB, unfed);
+      const bookA = this.#book(marketA, unfed, now);
+      const bookB = this.#book(marketB, unfed, now);
       if (!bookA || !bookB) continue;
       priced++;
       const opportunity = this.#price(entry, marketA, marketB, bookA, bookB, minContracts);
@@ -147,7 +178,7 @@ export class ArbitrageScanner {
         items.push(opportunity);
       }
     }
-    if (unfed.length > 0) this.deps.live.want(unfed);
+    if (unfed.markets.length > 0) this.deps.prices.watch(unfed.markets);
     items.sort(
       (x, y) =>
         y.profit - x.profit ||
@@ -168,12 +199,16 @@ export class ArbitrageScanner {
     };
   }
 
-  /** The feed's book of a market it carries; else undefined, and the market is noted to be asked for. */
-  #liveBook(market: MarketSummary, unfed: string[]): OrderBook | undefined {
-    // Fed but no book yet: it is coming, nothing to ask.
-    if (this.deps.live.isLive(market.id)) return this.deps.live.book(market.id);
-    unfed.push(market.id);
-    return undefined;
+  /**
+   * The feed's book of a market it carries (none yet: it is coming). Else the market is watched,
+   * within the venue's allowance, and its polled book served while it is recent enough.
+   */
+  #book(market: MarketSummary, unfed: PollAllowance, now: number): OrderBook | undefined {
+    const { live } = this.deps;
+    if (live.isLive(market.id)) return live.book(market.id);
+    if (!unfed.add(market)) return undefined;
+    const arrived = live.bookArrivedAt(market.id);
+    return arrived !== undefined && now - arrived <= this.#maxPolledAgeMs ? live.book(market.id) : undefined;
   }
 
   #price(
