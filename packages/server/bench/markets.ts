@@ -16,15 +16,11 @@
  *
  *   npm run bench:markets [-- --duration 5 --connections 50 --rounds 5 --markets 5000 --quotes 1000]
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
-import { loaderArgs } from "./support/child";
 import { median, pass } from "./support/compare";
-import { announce, arg, type Ready } from "./support/paired";
+import { announce, arg, likeFromParent, type Ready, startChild } from "./support/paired";
 
 const LISTING = "/v1/markets?venue=kalshi&limit=100";
 /** Where each server child tells its own CPU time (user + system, microseconds) so far. */
@@ -211,8 +207,7 @@ async function serveFull(): Promise<void> {
  * server can do for the answer).
  */
 async function serveBare(asBuffer: boolean): Promise<void> {
-  // The body travels in a file: at ~100 KB it is past what one environment variable may hold.
-  const text = fs.readFileSync(process.env["BENCH_BODY_FILE"]!, "utf8");
+  const text = likeFromParent().body;
   const body = asBuffer ? Buffer.from(text) : text;
   const Fastify = (await import("fastify")).default;
   const app = Fastify({ logger: false });
@@ -234,31 +229,8 @@ interface Server {
 
 type Mode = "full" | "bare" | "bare-bytes";
 
-async function startServer(script: string, mode: Mode, like?: Ready): Promise<Server> {
-  let bodyFile: string | undefined;
-  if (like) {
-    bodyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-markets-")), "body.json");
-    fs.writeFileSync(bodyFile, like.body);
-  }
-  const child = spawn(process.execPath, [...loaderArgs(script), script, "--child", mode], {
-    env: { ...process.env, ...(bodyFile ? { BENCH_BODY_FILE: bodyFile } : {}) },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk) => {
-      out += chunk;
-      // The sample body is ~100 KB: it arrives in several chunks; only a whole line is parsed.
-      const line = out
-        .split("\n")
-        .slice(0, -1)
-        .find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line));
-    });
-    child.on("exit", (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  if (bodyFile) fs.rmSync(path.dirname(bodyFile), { recursive: true, force: true });
-  return { child, ready };
+function startServer(script: string, mode: Mode, like?: Ready): Promise<Server> {
+  return startChild(script, mode, like);
 }
 
 async function cpuMicros(server: Server): Promise<number> {

@@ -6,6 +6,9 @@
  * pairs' ratios is the figure (robust to a noisy neighbour in one run).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import autocannon from "autocannon";
 import { arg, loaderArgs } from "./child";
 
@@ -27,55 +30,74 @@ export function announce(ready: Ready): void {
 }
 
 /**
- * Child mode `bare`: a plain Fastify route at `path` answering `body` as JSON; with `post`, a POST
- * route that parses the JSON body and echoes it back.
+ * In a child started with `like`: the full server's sample (its body and request bodies). It
+ * travels in a file: a listing's body (~100 KB and more) is past what an environment variable holds.
  */
-export async function serveBare(path: string, options: { post?: boolean } = {}): Promise<void> {
-  const body = process.env["BENCH_BODY"] ?? "{}";
+export function likeFromParent(): Pick<Ready, "body" | "requestBodies"> {
+  const file = process.env["BENCH_LIKE_FILE"];
+  if (!file) return { body: "{}" };
+  return JSON.parse(fs.readFileSync(file, "utf8")) as Pick<Ready, "body" | "requestBodies">;
+}
+
+/**
+ * Child mode `bare`: a plain Fastify route at `route` answering the full server's body as JSON;
+ * with `post`, a POST route that parses the JSON body and echoes it back.
+ */
+export async function serveBare(route: string, options: { post?: boolean } = {}): Promise<void> {
+  const { body, requestBodies } = likeFromParent();
   const Fastify = (await import("fastify")).default;
   const app = Fastify({ logger: false });
-  if (options.post) app.post(path, async (request) => request.body);
+  if (options.post) app.post(route, async (request) => request.body);
   else
-    app.get(path, async (_request, reply) =>
+    app.get(route, async (_request, reply) =>
       reply.header("content-type", "application/json; charset=utf-8").send(body),
     );
   await app.listen({ host: "127.0.0.1", port: 0 });
   const port = (app.server.address() as { port: number }).port;
-  const requestBodies = process.env["BENCH_REQUESTS"]
-    ? (JSON.parse(process.env["BENCH_REQUESTS"]) as string[])
-    : undefined;
   announce({
-    url: `http://127.0.0.1:${port}${path}`,
+    url: `http://127.0.0.1:${port}${route}`,
     headers: {},
     body,
     ...(requestBodies ? { requestBodies } : {}),
   });
 }
 
-/** Runs the bench script as a server child (`--child <mode>`); resolves with what it announces. */
+/**
+ * Runs the bench script as a server child (`--child <mode>`); resolves with what it announces. With
+ * `like`, the child can read that sample (`likeFromParent`), to answer the same bytes.
+ */
 export async function startChild(
   script: string,
-  mode: "bare" | "full",
+  mode: string,
   like?: Ready,
 ): Promise<{ child: ChildProcess; ready: Ready }> {
-  const child = spawn(process.execPath, [...loaderArgs(script), script, "--child", mode], {
-    env: {
-      ...process.env,
-      ...(like ? { BENCH_BODY: like.body } : {}),
-      ...(like?.requestBodies ? { BENCH_REQUESTS: JSON.stringify(like.requestBodies) } : {}),
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    let out = "";
-    child.stdout!.on("data", (chunk) => {
-      out += chunk;
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line) resolve(JSON.parse(line));
+  let likeFile: string | undefined;
+  if (like) {
+    likeFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cb-bench-")), "like.json");
+    fs.writeFileSync(likeFile, JSON.stringify({ body: like.body, requestBodies: like.requestBodies }));
+  }
+  try {
+    const child = spawn(process.execPath, [...loaderArgs(script), script, "--child", mode], {
+      env: { ...process.env, ...(likeFile ? { BENCH_LIKE_FILE: likeFile } : {}) },
+      stdio: ["ignore", "pipe", "inherit"],
     });
-    child.on("exit", (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  return { child, ready };
+    const ready = await new Promise<Ready>((resolve, reject) => {
+      let out = "";
+      child.stdout!.on("data", (chunk) => {
+        out += chunk;
+        // A large announcement arrives in several chunks: only a whole line is parsed.
+        const line = out
+          .split("\n")
+          .slice(0, -1)
+          .find((l) => l.startsWith("{"));
+        if (line) resolve(JSON.parse(line));
+      });
+      child.on("exit", (code) => reject(new Error(`${mode} server exited with ${code}`)));
+    });
+    return { child, ready };
+  } finally {
+    if (likeFile) fs.rmSync(path.dirname(likeFile), { recursive: true, force: true });
+  }
 }
 
 async function load(ready: Ready, duration: number, connections: number): Promise<number> {
