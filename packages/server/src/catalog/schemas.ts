@@ -2,6 +2,13 @@ import { Type } from "typebox";
 import { Nullable, PageMeta, StringEnum } from "../http/envelope";
 import { VENUE_IDS } from "../venues/model";
 
+/** Beside `market_id` on orders, fills and positions: an extension of the spec's fields. */
+export const MarketTitle = Nullable(
+  Type.String({
+    description: "The market's title as the catalog has it; null when the catalog does not know it",
+  }),
+);
+
 const Outcome = Type.Object({
   label: Type.String(),
   token_id: Type.String({ description: "Venue token id (Polymarket) or side name (Kalshi)" }),

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import { ENVIRONMENTS } from "../access/permissions";
+import { MarketTitle } from "../catalog/schemas";
 import { Nullable, StringEnum } from "../http/envelope";
 import { ORDER_STATUSES } from "../ledger/orders-repo";
 
@@ -9,12 +10,6 @@ const Outcome = StringEnum(["yes", "no"] as const, {
   description: "The outcome bought or sold; default yes",
 });
 const TimeInForce = StringEnum(["GTC", "GTD", "IOC", "FOK"] as const);
-/** Beside `market_id` on orders, fills and positions: an extension of the spec's fields. */
-export const MarketTitle = Nullable(
-  Type.String({
-    description: "The market's title as the catalog has it; null when the catalog does not know it",
-  }),
-);
 
 export const PlaceOrderBody = Type.Object(
   {

@@ -1,5 +1,6 @@
 import { Type } from "typebox";
 import { ENVIRONMENTS } from "../access/permissions";
+import { MarketTitle } from "../catalog/schemas";
 import { Nullable, PageMeta, StringEnum } from "../http/envelope";
 
 const Timestamp = Type.String({ format: "date-time" });
@@ -37,11 +38,7 @@ export const ReconciliationSchema = Type.Object(
 export const PositionSchema = Type.Object({
   id: Type.String({ description: "pos_… (crossbook) or vpos_… (held at the venue only)" }),
   market_id: Type.String(),
-  market_title: Nullable(
-    Type.String({
-      description: "The market's title as the catalog has it; null when the catalog does not know it",
-    }),
-  ),
+  market_title: MarketTitle,
   platform: Type.String(),
   source: StringEnum(["crossbook", "venue"] as const, {
     description:
