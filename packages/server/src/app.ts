@@ -384,7 +384,12 @@ export function lifecycleJobs(
       start: () => services.live.start(),
       stop: () => services.live.stop(),
     },
-    { name: "prices", start: () => services.prices.start(), stop: () => services.prices.stop() },
+    {
+      name: "prices",
+      prepare: () => services.prices.listen(),
+      start: () => services.prices.start(),
+      stop: () => services.prices.stop(),
+    },
     // Other instances' catalog syncs (each venue's sync is a cluster job, below).
     { name: "catalog", prepare: () => services.catalog.listen(), stop: () => services.catalog.unlisten() },
     {

@@ -4,7 +4,9 @@
  * never touches the store on its hot path. Every quote change is published on the bus as a
  * `QuoteUpdate` (in-process by default, Redis when configured) for the price stream of every
  * instance. Order books come from the feed's latest book, else from the venue's REST endpoint
- * (briefly cached). Markets that someone watches but no feed carries are polled over REST.
+ * (briefly cached). Markets that someone watches but no feed carries are polled over REST, by the
+ * instance producing their venue's market data: an instance that does not produce it tells the
+ * producer what it watches (`WATCHED_CHANNEL`), and tells a new producer again when one starts.
  */
 
 import type { Static } from "typebox";
@@ -17,12 +19,18 @@ import type { Logger } from "../infra/log";
 import { type Micros, microsToNumber } from "../venues/decimal";
 import type { BookLevel, OrderBook, VenueId } from "../venues/model";
 import type { FeedEvent, MarketDataVenue } from "../venues/venue";
-import type { LiveMarkets } from "./ingest";
+import { FEED_STARTED_CHANNEL, type LiveMarkets } from "./ingest";
 import type { Quote } from "./quotes";
 import type { PriceEntryFields, QuoteUpdateSchema } from "./schemas";
 
 /** Bus channel carrying QuoteUpdate messages. */
 export const QUOTE_CHANNEL = "prices.quote";
+/** Markets watched on an instance that does not produce their venue, with when each watch ends (ms). */
+export const WATCHED_CHANNEL = "prices.watched";
+
+interface WatchedMessage {
+  watched: Array<[marketId: string, until: number]>;
+}
 
 /**
  * One quote change as it travels on the bus and out to stream clients (numbers at the edge). The
@@ -110,6 +118,7 @@ export class PricesService {
   readonly #polling = new Set<string>();
   readonly #options: Required<PricesOptions>;
   readonly #unsubscribe: () => void;
+  readonly #unlisten: Array<() => Promise<void>> = [];
   #loaded: Promise<void> | undefined;
   /** Bumped whenever a MarketSummary object is replaced, so resolved lists can be cached safely. */
   #version = 0;
@@ -121,7 +130,7 @@ export class PricesService {
     private readonly live: LiveMarkets,
     private readonly venues: ReadonlyMap<VenueId, MarketDataVenue>,
     private readonly clock: Clock,
-    bus: Bus,
+    private readonly bus: Bus,
     private readonly log: Logger,
     options: PricesOptions = {},
   ) {
@@ -359,14 +368,53 @@ export class PricesService {
     const now = this.clock.now();
     const until = now + this.#options.watchTtlMs;
     let fresh: string[] | undefined;
+    let elsewhere: WatchedMessage["watched"] | undefined;
     for (const market of markets) {
       if (market.watchedUntil < now) {
         fresh ??= [];
         fresh.push(market.id);
+        if (!this.live.produces(market.venue)) (elsewhere ??= []).push([market.id, until]);
       }
       market.watchedUntil = until;
     }
     if (fresh) this.live.want(fresh);
+    if (elsewhere) this.#tellProducer(elsewhere);
+  }
+
+  /** Another instance polls these (it produces their venue): say they are watched here. */
+  #tellProducer(watched: WatchedMessage["watched"]): void {
+    if (this.bus.kind !== "redis") return;
+    this.bus.publish(WATCHED_CHANNEL, { watched } satisfies WatchedMessage).catch((error) => {
+      this.log.warn({ err: error, channel: WATCHED_CHANNEL }, "could not tell the producer what is watched");
+    });
+  }
+
+  /**
+   * Joins the other instances (a Redis bus): watches they report of venues produced here are polled
+   * here, and a new producer of a venue is told what is watched here.
+   */
+  async listen(): Promise<void> {
+    if (this.bus.kind !== "redis") return;
+    this.#unlisten.push(
+      await this.bus.subscribe(WATCHED_CHANNEL, (message) => {
+        for (const [id, until] of (message as WatchedMessage).watched) {
+          const market = this.#markets.get(id);
+          if (market && this.live.produces(market.venue) && market.watchedUntil < until)
+            market.watchedUntil = until;
+        }
+      }),
+      await this.bus.subscribe(FEED_STARTED_CHANNEL, (message) => {
+        const { venue } = message as { venue: VenueId };
+        if (this.live.produces(venue)) return;
+        const now = this.clock.now();
+        const watched: WatchedMessage["watched"] = [];
+        for (const market of this.#markets.values()) {
+          if (market.venue === venue && market.watchedUntil >= now)
+            watched.push([market.id, market.watchedUntil]);
+        }
+        if (watched.length > 0) this.#tellProducer(watched);
+      }),
+    );
   }
 
   start(): void {
@@ -411,8 +459,9 @@ export class PricesService {
     return polled;
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     if (this.#pollTimer) clearInterval(this.#pollTimer);
     this.#unsubscribe();
+    await Promise.all(this.#unlisten.splice(0).map((unlisten) => unlisten()));
   }
 }
