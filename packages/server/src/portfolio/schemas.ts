@@ -1,7 +1,7 @@
 import { Type } from "typebox";
 import { ENVIRONMENTS } from "../access/permissions";
 import { MarketTitle } from "../catalog/schemas";
-import { Nullable, PageMeta, StringEnum } from "../http/envelope";
+import { PageMeta, StringEnum } from "../http/envelope";
 
 const Timestamp = Type.String({ format: "date-time" });
 const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });

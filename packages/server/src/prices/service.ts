@@ -373,7 +373,10 @@ export class PricesService {
       if (market.watchedUntil < now) {
         fresh ??= [];
         fresh.push(market.id);
-        if (!this.live.produces(market.venue)) (elsewhere ??= []).push([market.id, until]);
+        if (!this.live.produces(market.venue)) {
+          elsewhere ??= [];
+          elsewhere.push([market.id, until]);
+        }
       }
       market.watchedUntil = until;
     }
