@@ -101,17 +101,18 @@ export async function openStore(config: StoreConfig, options: OpenStoreOptions =
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     registerSqliteConnection(db, database);
     const dataVersion = database.prepare("PRAGMA data_version").pluck();
-    // Reading data_version runs a statement; read it once per turn of the event loop, so a burst of
-    // requests handled together shares one read.
-    let versionThisTurn: number | undefined;
+    // Reading data_version runs a statement: read it at most once a millisecond, so a burst of
+    // requests shares one read, and a request sent after another process's commit (a CLI revoke
+    // returns long after a millisecond) still sees it.
+    let version: number | undefined;
+    let readAt = Number.NEGATIVE_INFINITY;
     const externalChangeCounter = () => {
-      if (versionThisTurn === undefined && database.open) {
-        versionThisTurn = dataVersion.get() as number;
-        setImmediate(() => {
-          versionThisTurn = undefined;
-        });
+      const now = performance.now();
+      if (now - readAt >= 1 && database.open) {
+        version = dataVersion.get() as number;
+        readAt = now;
       }
-      return versionThisTurn;
+      return version;
     };
     return {
       db,
