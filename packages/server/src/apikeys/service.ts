@@ -6,8 +6,8 @@
  * Authentication is on every request's hot path, so verified keys are cached in memory for a few
  * seconds. A revocation made by this process deletes the entry at once; one made by another
  * instance arrives over the bus (Redis); one made by the CLI on the same SQLite file shows in
- * SQLite's `data_version`, which empties the cache. So the very next request fails; the short TTL
- * is only the backstop for a lost bus message.
+ * SQLite's `data_version` (read at most once a millisecond), which empties the cache. So the very
+ * next request fails; the short TTL is only the backstop for a lost bus message.
  * Open streams are closed through `onRevoked`. With an in-process bus nothing carries another
  * process's revocation, so the store is asked every half second for keys revoked since the last look
  * (on SQLite only after another process committed): a key revoked from the CLI loses its streams
