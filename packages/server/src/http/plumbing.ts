@@ -67,6 +67,9 @@ export function fieldErrors(context: string | undefined, errors: AjvError[]): Re
       message = `must be one of: ${(error.params["allowedValues"] as unknown[]).join(", ")}`;
     } else if (error.keyword === "const" && error.params?.["allowedValue"] !== undefined) {
       message = `must be ${String(error.params["allowedValue"])}`;
+    } else if (error.keyword === "type" && error.params?.["type"] === "boolean") {
+      // Ajv says "must be boolean"; in a query string and in JSON alike the values are these two.
+      message = "must be true or false";
     }
     const field = [location, ...pointer].join(".");
     // Unions report one failure per branch; the first reason is the one a person needs.
