@@ -160,6 +160,16 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
         .where("id", "=", id)
         .executeTakeFirstOrThrow()
     ).venue_order_id;
+  /** A live Kalshi buy the venue placed but whose answer never arrived: pending here; its id. */
+  async function placedWithLostAnswer(key: string, marketId: string): Promise<string> {
+    kalshi.script.malformNext("garbage", { path: "/portfolio/events/orders" });
+    const error = expectError(
+      await place(t.app, key, { market_id: marketId, side: "buy", price: 0.3, amount: 5 }),
+      503,
+      "VENUE_UNAVAILABLE",
+    );
+    return error.details!["order_id"] as string;
+  }
   const eventsOf = async (type: string, orderId: string) =>
     (await eventsOfType(t, type)).filter((e) => e.data.order_id === orderId);
 
@@ -460,13 +470,7 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
     it("finds a pending order whose placement answer was lost", async () => {
       const me = await trader();
       const k = kalshiMarket();
-      kalshi.script.malformNext("garbage", { path: "/portfolio/events/orders" });
-      const error = expectError(
-        await place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 }),
-        503,
-        "VENUE_UNAVAILABLE",
-      );
-      const id = error.details!["order_id"] as string;
+      const id = await placedWithLostAnswer(me.liveKey, k.id);
       expect(await refreshed(me.liveKey, `/v1/orders/${id}`)).toMatchObject({ status: "open" });
       expect(await venueOrderId(id)).not.toBeNull();
     });
@@ -786,13 +790,7 @@ describe.each(STORE_BACKENDS)("live routing on %s", (store) => {
     it("an order placed at the venue whose answer was lost is found there and linked by the poller", async () => {
       const me = await trader();
       const k = kalshiMarket();
-      kalshi.script.malformNext("garbage", { path: "/portfolio/events/orders" });
-      const error = expectError(
-        await place(t.app, me.liveKey, { market_id: k.id, side: "buy", price: 0.3, amount: 5 }),
-        503,
-        "VENUE_UNAVAILABLE",
-      );
-      const id = error.details!["order_id"] as string;
+      const id = await placedWithLostAnswer(me.liveKey, k.id);
       expect(await order(me.liveKey, id)).toMatchObject({ status: "pending" });
       const summary = await t.services.venueRouter.pollOnce();
       expect(summary.linked).toBe(1);
